@@ -1,0 +1,59 @@
+"""The rules engine of Las Vegas: pure Python, no I/O, deterministic under a seed.
+
+Public API: `GameState` (one game; legal actions, apply, undo, results), the action values,
+`pay_casino` (one casino's payout) and the exceptions. `store` keeps games in SQLite.
+"""
+
+from .actions import Action, BadAction, Deal, Die, Pass, Place, Roll, action_from_dict
+from .editions import EDITIONS, Edition, make_edition
+from .effects import CasinoEffect
+from .errors import (
+    CannotPass,
+    ConfigError,
+    GameOver,
+    IllegalAction,
+    ImpossibleRoll,
+    InvalidDeal,
+    NothingToUndo,
+    NotYourTurn,
+    RulesError,
+    StoreError,
+    UnknownNote,
+    ValueNotRolled,
+    WrongPhase,
+)
+from .payout import CasinoPayout, pay_casino
+from .state import GameConfig, GameState, Player
+
+__all__ = [
+    "EDITIONS",
+    "Action",
+    "BadAction",
+    "CannotPass",
+    "CasinoEffect",
+    "CasinoPayout",
+    "ConfigError",
+    "Deal",
+    "Die",
+    "Edition",
+    "GameConfig",
+    "GameOver",
+    "GameState",
+    "IllegalAction",
+    "ImpossibleRoll",
+    "InvalidDeal",
+    "NotYourTurn",
+    "NothingToUndo",
+    "Pass",
+    "Place",
+    "Player",
+    "Roll",
+    "RulesError",
+    "StoreError",
+    "UnknownNote",
+    "ValueNotRolled",
+    "WrongPhase",
+    "action_from_dict",
+    "make_edition",
+    "pay_casino",
+]

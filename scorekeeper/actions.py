@@ -1,0 +1,139 @@
+"""Actions as plain values (OpenSpiel style): what a player or the table does, nothing more.
+
+They are immutable and serialise to small JSON objects, which is what the event store keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import IllegalAction
+
+
+class BadAction(IllegalAction):
+    """A serialised action that is malformed (unknown type, missing or wrong field)."""
+
+
+@dataclass(frozen=True)
+class Die:
+    colour: str
+    value: int
+    big: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"colour": self.colour, "value": self.value, "big": self.big}
+
+
+@dataclass(frozen=True)
+class Deal:
+    """Money for the coming round.
+
+    `casinos=None` lets the app deal from its seeded virtual deck; otherwise six lists of
+    note values (casino 1 first) that the table dealt by hand from the real pile.
+    """
+
+    casinos: tuple[tuple[int, ...], ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.casinos is None:
+            return {"type": "deal"}
+        return {"type": "deal", "casinos": [list(c) for c in self.casinos]}
+
+
+@dataclass(frozen=True)
+class Roll:
+    """The dice that landed in the tray, as the camera or the table reports them."""
+
+    dice: tuple[Die, ...]
+    player: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _with_player({"type": "roll", "dice": [d.to_dict() for d in self.dice]}, self)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Move every die showing `value` in the current roll to casino `value`."""
+
+    value: int
+    player: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _with_player({"type": "place", "value": self.value}, self)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """Sit this turn out after rolling: a chip (Royale) or a skip (Custom house rules)."""
+
+    player: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _with_player({"type": "pass"}, self)
+
+
+Action = Deal | Roll | Place | Pass
+
+
+def _with_player(payload: dict[str, Any], action: Roll | Place | Pass) -> dict[str, Any]:
+    if action.player is not None:
+        payload["player"] = action.player
+    return payload
+
+
+def _player(payload: dict, where: str) -> str | None:
+    player = payload.get("player")
+    if player is not None and (not isinstance(player, str) or not player.strip()):
+        raise BadAction(f"{where}: 'player' must be a player's name")
+    return player.strip() if player else None
+
+
+def _int(payload: dict, key: str, where: str) -> int:
+    value = payload.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadAction(f"{where}: '{key}' must be a whole number, got {value!r}")
+    return value
+
+
+def die_from_dict(payload: Any, where: str = "die") -> Die:
+    if not isinstance(payload, dict):
+        raise BadAction(f"{where} must be an object with colour and value")
+    colour = payload.get("colour")
+    if not isinstance(colour, str) or not colour.strip():
+        raise BadAction(f"{where}: 'colour' must be a non-empty string")
+    big = payload.get("big", False)
+    if not isinstance(big, bool):
+        raise BadAction(f"{where}: 'big' must be true or false")
+    return Die(colour.strip().lower(), _int(payload, "value", where), big)
+
+
+def action_from_dict(payload: Any) -> Action:
+    """Parse a serialised action, naming the field that is wrong."""
+    if not isinstance(payload, dict):
+        raise BadAction("an action must be a JSON object with a 'type'")
+    kind = payload.get("type")
+    if kind == "deal":
+        casinos = payload.get("casinos")
+        if casinos is None:
+            return Deal()
+        if not isinstance(casinos, list) or not all(isinstance(c, list) for c in casinos):
+            raise BadAction("deal: 'casinos' must be a list of six lists of note values")
+        for i, notes in enumerate(casinos, 1):
+            for n in notes:
+                if isinstance(n, bool) or not isinstance(n, int):
+                    raise BadAction(f"deal: casino {i} has a note that is not a number: {n!r}")
+        return Deal(tuple(tuple(c) for c in casinos))
+    if kind == "roll":
+        dice = payload.get("dice")
+        if not isinstance(dice, list):
+            raise BadAction("roll: 'dice' must be a list of dice")
+        return Roll(
+            tuple(die_from_dict(d, f"roll: die {i + 1}") for i, d in enumerate(dice)),
+            _player(payload, "roll"),
+        )
+    if kind == "place":
+        return Place(_int(payload, "value", "place"), _player(payload, "place"))
+    if kind == "pass":
+        return Pass(_player(payload, "pass"))
+    raise BadAction(f"unknown action type {kind!r} (expected deal, roll, place or pass)")

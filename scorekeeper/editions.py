@@ -1,0 +1,444 @@
+"""The rules of each edition, one class each.
+
+Everything that differs between the classic 2012 game, the Custom Edition house rules and
+Las Vegas Royale lives here; `state.GameState` runs the turn loop they all share and asks its
+edition at each decision point. Editions hold options only, never game state, so one edition
+object can be shared by many games.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import CannotPass, ConfigError, InvalidDeal
+from .payout import CasinoPayout
+
+if TYPE_CHECKING:
+    from .state import GameState
+
+CASINOS = (1, 2, 3, 4, 5, 6)
+DiceKey = tuple[str, bool]  # (colour, big)
+
+CLASSIC_NOTES: dict[int, int] = {
+    10_000: 6,
+    20_000: 8,
+    30_000: 8,
+    40_000: 6,
+    50_000: 6,
+    60_000: 5,
+    70_000: 5,
+    80_000: 5,
+    90_000: 5,
+}
+"""The 54 banknotes of the 2012 game, value -> count (rules: "Game components")."""
+
+ROYALE_DEFAULT_DECK: dict[int, int] = {v * 10_000: 10 for v in range(1, 10)}
+"""Royale's 90 money cards. The rule text does not list them; by default 10 each of
+$10,000..$90,000 (90 cards, the values its examples use). Pass `deck` to use another."""
+
+CLASSIC_MIN_CASINO = 50_000
+ROYALE_CHIP_VALUE = 10_000
+
+
+def _deck_list(deck: Mapping[int, int]) -> list[int]:
+    return [value for value in sorted(deck) for _ in range(deck[value])]
+
+
+class Edition:
+    """Shared defaults; subclasses override what their rule text changes."""
+
+    key = ""
+    title = ""
+    min_players = 2
+    max_players: int | None = 5
+    rounds = 4
+    dice_per_player = 8
+    big_per_player = 0
+    neutral_colour = "white"
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self.options: dict[str, Any] = dict(options or {})
+        unknown = set(self.options) - set(self.option_defaults())
+        if unknown:
+            raise ConfigError(
+                f"edition {self.key!r} has no option {sorted(unknown)[0]!r} "
+                f"(options: {', '.join(sorted(self.option_defaults())) or 'none'})"
+            )
+        self.options = {**self.option_defaults(), **self.options}
+        self._validate_options()
+
+    # --- setup -------------------------------------------------------------------------
+    def option_defaults(self) -> dict[str, Any]:
+        return {}
+
+    def _validate_options(self) -> None:
+        pass
+
+    def validate_player_count(self, n: int) -> None:
+        if n < self.min_players or (self.max_players is not None and n > self.max_players):
+            limit = f"{self.min_players}–{self.max_players}" if self.max_players else (
+                f"at least {self.min_players}"
+            )
+            raise ConfigError(f"the {self.key} edition is for {limit} players, not {n}")
+
+    def deck(self) -> dict[int, int]:
+        """All money in the game, value -> count."""
+        raise NotImplementedError
+
+    def imaginary_colours(self) -> tuple[str, ...]:
+        """Dice colours that belong to imaginary players in this game (neutral dice)."""
+        return ()
+
+    def hand(self, state: GameState, seat: int) -> Counter[DiceKey]:
+        """The dice a player holds at the start of each round."""
+        colour = state.players[seat].colour
+        hand: Counter[DiceKey] = Counter()
+        hand[(colour, False)] = self.dice_per_player - self.big_per_player
+        if self.big_per_player:
+            hand[(colour, True)] = self.big_per_player
+        return hand
+
+    def start_pool(self, state: GameState) -> Counter[DiceKey]:
+        """Neutral dice the start player rolls at round start; each goes to its casino."""
+        return Counter()
+
+    def start_round(self, state: GameState) -> None:
+        """Per-round bookkeeping at round start (chips, skip counters)."""
+
+    def effects_for_round(self, state: GameState) -> dict[int, list]:
+        """Per-casino effects for this round: the hook for Royale's tiles (none yet)."""
+        return {}
+
+    # --- money -------------------------------------------------------------------------
+    def deal(self, state: GameState) -> list[list[int]]:
+        """Deal this round's money from the seeded pile, casino 1 first."""
+        raise NotImplementedError
+
+    def validate_deal(self, casinos: list[list[int]], exhausts: bool) -> None:
+        """Check the shape of money dealt by hand; `exhausts` if it used up every note."""
+        raise NotImplementedError
+
+    def note_name(self) -> str:
+        return "note"
+
+    # --- turns -------------------------------------------------------------------------
+    def pass_refusal(self, state: GameState, name: str) -> str | None:
+        """Why `name` may not pass now, or None when they may."""
+        return "passing a turn is not part of this edition's rules"
+
+    def apply_pass(self, state: GameState, name: str) -> None:
+        reason = self.pass_refusal(state, name)
+        if reason:
+            raise CannotPass(reason)
+
+    # --- end of round and game ---------------------------------------------------------
+    def next_start(self, state: GameState, payouts: Sequence[CasinoPayout]) -> int:
+        return (state.start_player + 1) % len(state.players)
+
+    def score(self, state: GameState, name: str) -> int:
+        """Money at the end of the game, extras included."""
+        return state.money(name)
+
+    def tiebreak(self, state: GameState, name: str) -> int:
+        return len(state.won[name])
+
+    def tiebreak_rule(self) -> str:
+        return "most banknotes"
+
+    def describe(self) -> dict[str, Any]:
+        return {"edition": self.key, "title": self.title, "rounds": self.rounds,
+                "options": dict(self.options)}
+
+
+def _draw(state: GameState, casino: int) -> int | None:
+    """Take the top note; when the pile is out, reshuffle what went under it (and say so)."""
+    if not state.pile and state.under:
+        state.pile = list(state.under)
+        state.under = []
+        state.rng.shuffle(state.pile)
+        state.notice("reshuffled", casino=casino, notes=len(state.pile))
+    if not state.pile:
+        return None
+    return state.pile.pop(0)
+
+
+def _draw_pairs(state: GameState) -> list[list[int]]:
+    """Six pairs of cards; when even the reshuffled discards run out, pairs come up short."""
+    pairs = []
+    for i in range(6):
+        pair = [c for c in (_draw(state, i + 1), _draw(state, i + 1)) if c is not None]
+        if len(pair) < 2:
+            state.notice("short", pair=i + 1, notes=len(pair))
+        pairs.append(pair)
+    return pairs
+
+
+def _validate_pairs(casinos: list[list[int]], exhausts: bool, what: str) -> None:
+    for casino, notes in zip(CASINOS, casinos, strict=True):
+        if len(notes) != 2 and not (exhausts and len(notes) < 2):
+            raise InvalidDeal(f"casino {casino} must get exactly two {what}s, got {len(notes)}")
+
+
+class Classic(Edition):
+    """Las Vegas (alea 2011/2012) with its neutral-dice variant."""
+
+    key = "classic"
+    title = "Las Vegas (2012)"
+    max_players = 5
+
+    def option_defaults(self) -> dict[str, Any]:
+        return {"neutral_dice": False}
+
+    def _validate_options(self) -> None:
+        if not isinstance(self.options["neutral_dice"], bool):
+            raise ConfigError("option neutral_dice must be true or false")
+
+    def validate_player_count(self, n: int) -> None:
+        super().validate_player_count(n)
+        if self.options["neutral_dice"] and n > 4:
+            raise ConfigError("the neutral-dice variant is for 2–4 players, not 5")
+
+    def deck(self) -> dict[int, int]:
+        return dict(CLASSIC_NOTES)
+
+    def imaginary_colours(self) -> tuple[str, ...]:
+        return (self.neutral_colour,) if self.options["neutral_dice"] else ()
+
+    def hand(self, state: GameState, seat: int) -> Counter[DiceKey]:
+        hand = super().hand(state, seat)
+        if self.options["neutral_dice"]:
+            hand[(self.neutral_colour, False)] = 4 if len(state.players) == 2 else 2
+        return hand
+
+    def start_pool(self, state: GameState) -> Counter[DiceKey]:
+        # Eight white dice: with three players two are left over for the start player.
+        if self.options["neutral_dice"] and len(state.players) == 3:
+            return Counter({(self.neutral_colour, False): 2})
+        return Counter()
+
+    def deal(self, state: GameState) -> list[list[int]]:
+        casinos: list[list[int]] = []
+        for casino in CASINOS:
+            notes: list[int] = []
+            while sum(notes) < CLASSIC_MIN_CASINO:
+                note = _draw(state, casino)
+                if note is None:
+                    state.notice("short", casino=casino, total=sum(notes))
+                    break
+                notes.append(note)
+            casinos.append(sorted(notes, reverse=True))
+        return casinos
+
+    def validate_deal(self, casinos: list[list[int]], exhausts: bool) -> None:
+        for casino, notes in zip(CASINOS, casinos, strict=True):
+            total = sum(notes)
+            if total < CLASSIC_MIN_CASINO:
+                if not exhausts:
+                    raise InvalidDeal(
+                        f"casino {casino} holds ${total:,}: each casino gets notes until it "
+                        f"holds at least $50,000"
+                    )
+            elif total - max(notes) >= CLASSIC_MIN_CASINO:
+                raise InvalidDeal(
+                    f"casino {casino} holds ${total:,}: it already had $50,000 without its "
+                    f"${max(notes):,} note, so one note too many was dealt"
+                )
+
+
+class Custom(Edition):
+    """Custom Edition house rules: playing cards as money, skip rules A and B."""
+
+    key = "custom"
+    title = "Las Vegas (Custom Edition)"
+    max_players = None
+
+    def option_defaults(self) -> dict[str, Any]:
+        return {"skip_rule": "none", "skip_limit": None, "rounds": None, "suits": 4}
+
+    def _validate_options(self) -> None:
+        o = self.options
+        rule = o["skip_rule"]
+        if rule in (None, "", "None"):
+            rule = "none"
+        if not isinstance(rule, str) or rule.upper() not in ("NONE", "A", "B"):
+            raise ConfigError(f"option skip_rule must be none, A or B, not {rule!r}")
+        o["skip_rule"] = "none" if rule.upper() == "NONE" else rule.upper()
+        limit = o["skip_limit"]
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 1):
+            raise ConfigError("option skip_limit must be a whole number of at least 1, or null")
+        if o["rounds"] is None:
+            o["rounds"] = 4 if o["skip_rule"] == "none" else 3
+        r = o["rounds"]
+        if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r <= 10:
+            raise ConfigError("option rounds must be a whole number from 1 to 10")
+        s = o["suits"]
+        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 12:
+            raise ConfigError("option suits must be a whole number from 1 to 12")
+        self.rounds = r
+
+    def deck(self) -> dict[int, int]:
+        return {value: self.options["suits"] for value in range(3, 11)}
+
+    def note_name(self) -> str:
+        return "card"
+
+    def deal(self, state: GameState) -> list[list[int]]:
+        return [sorted(pair, reverse=True) for pair in _draw_pairs(state)]
+
+    def validate_deal(self, casinos: list[list[int]], exhausts: bool) -> None:
+        _validate_pairs(casinos, exhausts, "card")
+
+    def start_round(self, state: GameState) -> None:
+        state.skips_this_round = {p.name: 0 for p in state.players}
+
+    def pass_refusal(self, state: GameState, name: str) -> str | None:
+        rule = self.options["skip_rule"]
+        if rule == "none":
+            return "skipping is off: choose the skip house rule A or B when setting up the game"
+        limit = self.options["skip_limit"]
+        if limit is not None and state.skips_this_round.get(name, 0) >= limit:
+            return f"{name} already skipped {limit} time(s) this round, the agreed limit"
+        if rule == "A" and state.money(name) < 1:
+            return f"{name} has no money left to pay the $1 for skipping"
+        if rule == "B" and state.skip_cards[name] < 1:
+            return f"{name} has no skip card (A, J, Q or K) left"
+        return None
+
+    def apply_pass(self, state: GameState, name: str) -> None:
+        super().apply_pass(state, name)
+        state.skips_this_round[name] = state.skips_this_round.get(name, 0) + 1
+        if self.options["skip_rule"] == "A":
+            state.cash[name] -= 1
+        else:
+            state.skip_cards[name] -= 1
+
+    def next_start(self, state: GameState, payouts: Sequence[CasinoPayout]) -> int:
+        # The casino-6 winner starts; if nobody was paid there, the same start player.
+        six = payouts[5]
+        for player, _ in six.payouts[:1]:
+            if player in state.seat_of:
+                return state.seat_of[player]
+        return state.start_player
+
+    def score(self, state: GameState, name: str) -> int:
+        return state.money(name) + state.skip_cards[name]
+
+    def tiebreak_rule(self) -> str:
+        return "most money cards (skip cards do not count)"
+
+
+class Royale(Edition):
+    """Las Vegas Royale (2019) basic game; tiles hook in through `effects_for_round`."""
+
+    key = "royale"
+    title = "Las Vegas Royale (2019)"
+    rounds = 3
+    dice_per_player = 8
+    big_per_player = 1
+    chips_per_round = 2
+
+    def option_defaults(self) -> dict[str, Any]:
+        return {"tiles": False, "deck": None}
+
+    def _validate_options(self) -> None:
+        if self.options["tiles"] not in (False, None):
+            raise ConfigError("royale option tiles (the main game) is not available yet: "
+                              "play the basic game with tiles off")
+        self.options["tiles"] = False
+        deck = self.options["deck"]
+        if deck is None:
+            self.options["deck"] = dict(ROYALE_DEFAULT_DECK)
+            return
+        if not isinstance(deck, Mapping) or not deck:
+            raise ConfigError("option deck must map card values to counts")
+        parsed: dict[int, int] = {}
+        for value, count in deck.items():
+            try:
+                v = int(value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"option deck: {value!r} is not a card value") from None
+            if v <= 0 or isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise ConfigError(f"option deck: bad entry {value!r}: {count!r}")
+            parsed[v] = count
+        if sum(parsed.values()) < 12:
+            raise ConfigError("option deck must hold at least 12 cards (6 pairs)")
+        self.options["deck"] = parsed
+
+    def deck(self) -> dict[int, int]:
+        return dict(self.options["deck"])
+
+    def note_name(self) -> str:
+        return "card"
+
+    def imaginary_colours(self) -> tuple[str, ...]:
+        return (self.neutral_colour,)
+
+    def start_pool(self, state: GameState) -> Counter[DiceKey]:
+        if len(state.players) == 2:
+            return Counter({(self.neutral_colour, False): 8})
+        return Counter()
+
+    def start_round(self, state: GameState) -> None:
+        for p in state.players:
+            state.chips[p.name] += self.chips_per_round
+
+    def deal(self, state: GameState) -> list[list[int]]:
+        pairs = [p for p in _draw_pairs(state) if p]
+        pairs.sort(key=lambda p: (sum(p), max(p)), reverse=True)  # highest pair to casino 6
+        while len(pairs) < 6:
+            pairs.append([])
+        return [sorted(p, reverse=True) for p in reversed(pairs)]
+
+    def validate_deal(self, casinos: list[list[int]], exhausts: bool) -> None:
+        _validate_pairs(casinos, exhausts, "card")
+        keys = [(sum(n), max(n, default=0)) for n in casinos]
+        for casino in range(1, 6):
+            lower, higher = keys[casino - 1], keys[casino]
+            if lower > higher:
+                raise InvalidDeal(
+                    f"casino {casino} got a pair worth ${lower[0]:,} but casino {casino + 1} "
+                    f"only ${higher[0]:,}: pairs go to casinos 6 to 1 from highest total down "
+                    f"(equal totals: the pair with the higher card to the higher casino)"
+                )
+
+    def pass_refusal(self, state: GameState, name: str) -> str | None:
+        if state.chips[name] < 1:
+            return f"{name} has no chip left to sit out a turn"
+        return None
+
+    def apply_pass(self, state: GameState, name: str) -> None:
+        super().apply_pass(state, name)
+        state.chips[name] -= 1
+
+    def next_start(self, state: GameState, payouts: Sequence[CasinoPayout]) -> int:
+        # Winner of the high card at casino 6, else at the next lower casino that paid one.
+        for payout in reversed(payouts):
+            for player, _ in payout.payouts[:1]:
+                if player in state.seat_of:
+                    return state.seat_of[player]
+        return state.start_player
+
+    def score(self, state: GameState, name: str) -> int:
+        return state.money(name) + ROYALE_CHIP_VALUE * state.chips[name]
+
+    def tiebreak(self, state: GameState, name: str) -> int:
+        return len(state.won[name]) + state.chips[name]
+
+    def tiebreak_rule(self) -> str:
+        return "most money cards and chips"
+
+
+EDITIONS: dict[str, type[Edition]] = {"classic": Classic, "custom": Custom, "royale": Royale}
+
+
+def make_edition(key: str, options: Mapping[str, Any] | None = None) -> Edition:
+    try:
+        cls = EDITIONS[key]
+    except KeyError:
+        raise ConfigError(
+            f"unknown edition {key!r} (choose {', '.join(EDITIONS)})"
+        ) from None
+    return cls(options)

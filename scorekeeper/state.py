@@ -1,0 +1,604 @@
+"""One game in progress: the single state object every part of the product talks to.
+
+Modelled on OpenSpiel's API: `legal_actions()`, `apply_action()`, `undo()`, `is_over()`,
+`returns()`. Rolls come from the real dice, so roll phases are "chance nodes" whose outcome
+the caller supplies (`random_roll` draws one for simulations). Everything random inside the
+engine (shuffling the money) comes from one `random.Random(seed)`, so replaying the same
+actions from the same config always gives the same state: that is how undo and the event
+store work.
+
+Every `apply_action` validates completely before it changes anything, so an illegal action
+raises and leaves the state exactly as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actions import Action, Deal, Die, Pass, Place, Roll
+from .editions import CASINOS, DiceKey, Edition, make_edition
+from .effects import CasinoEffect
+from .errors import (
+    ConfigError,
+    GameOver,
+    ImpossibleRoll,
+    InvalidDeal,
+    NothingToUndo,
+    NotYourTurn,
+    UnknownNote,
+    ValueNotRolled,
+    WrongPhase,
+)
+from .payout import CasinoPayout, pay_casino
+
+PHASES = ("deal", "neutral", "roll", "choose", "over")
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str
+    colour: str
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """Everything needed to recreate a game before its first action."""
+
+    edition: str
+    players: tuple[Player, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    start_player: int = 0
+
+    def __post_init__(self) -> None:
+        # Accept (name, colour) pairs and mappings too: callers build configs by hand.
+        players = tuple(
+            p if isinstance(p, Player)
+            else Player(p["name"], p["colour"]) if isinstance(p, Mapping)
+            else Player(*p)
+            for p in self.players
+        )
+        object.__setattr__(self, "players", players)
+        object.__setattr__(self, "options", dict(self.options))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "edition": self.edition,
+            "players": [{"name": p.name, "colour": p.colour} for p in self.players],
+            "options": dict(self.options),
+            "seed": self.seed,
+            "start_player": self.start_player,
+        }
+
+    @classmethod
+    def from_dict(cls, payload: Mapping[str, Any]) -> GameConfig:
+        if not isinstance(payload, Mapping):
+            raise ConfigError("a game config must be a JSON object")
+        players = payload.get("players")
+        if not isinstance(players, list):
+            raise ConfigError("players must be a list of {name, colour}")
+        parsed = []
+        for i, p in enumerate(players, 1):
+            if not isinstance(p, Mapping):
+                raise ConfigError(f"player {i} must be an object with name and colour")
+            name, colour = p.get("name"), p.get("colour")
+            if not isinstance(name, str) or not isinstance(colour, str):
+                raise ConfigError(f"player {i} needs a name and a colour, both text")
+            parsed.append(Player(name, colour))
+        seed = payload.get("seed", 0)
+        start = payload.get("start_player", 0)
+        options = payload.get("options") or {}
+        for key, value in (("seed", seed), ("start_player", start)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{key} must be a whole number")
+        if not isinstance(options, Mapping):
+            raise ConfigError("options must be an object")
+        return cls(str(payload.get("edition", "")), tuple(parsed), dict(options), seed, start)
+
+
+@dataclass
+class Casino:
+    notes: list[int] = field(default_factory=list)
+    dice: Counter[DiceKey] = field(default_factory=Counter)
+
+
+def _count_words(counts: Counter[DiceKey]) -> str:
+    parts = []
+    for (colour, big), n in sorted(counts.items()):
+        if n:
+            kind = "Biggy" if big else "dice" if n != 1 else "die"
+            parts.append(f"{n} {colour} {kind}")
+    return ", ".join(parts) or "no dice"
+
+
+class GameState:
+    """A game of any edition, from the first deal to the final ranking."""
+
+    def __init__(self, config: GameConfig) -> None:
+        self.config = config
+        self.edition: Edition = make_edition(config.edition, config.options)
+        self.players = self._checked_players(config.players)
+        if isinstance(config.start_player, bool) or not (
+            0 <= config.start_player < len(self.players)
+        ):
+            raise ConfigError(
+                f"start_player must be a seat from 0 to {len(self.players) - 1}"
+            )
+        self.seat_of = {p.name: i for i, p in enumerate(self.players)}
+        self.owner_of_colour = {p.colour: p.name for p in self.players}
+        self.rng = random.Random(config.seed)
+        deck = self.edition.deck()
+        self.pile: list[int] = [v for v in sorted(deck) for _ in range(deck[v])]
+        self.rng.shuffle(self.pile)
+        self.under: list[int] = []
+        self.round = 1
+        self.phase = "deal"
+        self.start_player = config.start_player
+        self.to_move: int | None = None
+        self.hands: list[Counter[DiceKey]] = [Counter() for _ in self.players]
+        self.pool: Counter[DiceKey] = Counter()
+        self.casinos: dict[int, Casino] = {c: Casino() for c in CASINOS}
+        self.won: dict[str, list[int]] = {p.name: [] for p in self.players}
+        self.chips: dict[str, int] = {p.name: 0 for p in self.players}
+        rule = self.edition.options.get("skip_rule")
+        self.cash: dict[str, int] = {p.name: 2 if rule == "A" else 0 for p in self.players}
+        self.skip_cards: dict[str, int] = {p.name: 4 if rule == "B" else 0 for p in self.players}
+        self.skips_this_round: dict[str, int] = {}
+        self.roll: tuple[Die, ...] | None = None
+        self.last: dict[str, Any] | None = None
+        self.history: list[Action] = []
+        self.notices: list[dict[str, Any]] = []
+        self.round_results: list[dict[str, Any]] = []
+        self.effects: dict[int, list[CasinoEffect]] = {}
+        self._begin_round()
+
+    @classmethod
+    def new(
+        cls,
+        edition: str,
+        players: Iterable[Any],
+        options: Mapping[str, Any] | None = None,
+        seed: int = 0,
+        start_player: int = 0,
+    ) -> GameState:
+        return cls(GameConfig(edition, tuple(players), dict(options or {}), seed, start_player))
+
+    def _checked_players(self, players: Sequence[Player]) -> tuple[Player, ...]:
+        self.edition.validate_player_count(len(players))
+        reserved = set(self.edition.imaginary_colours())
+        if self.edition.key == "royale":
+            reserved.add("gray")
+        seen_names: set[str] = set()
+        seen_colours: set[str] = set()
+        out = []
+        for p in players:
+            name, colour = p.name.strip(), p.colour.strip().lower()
+            if not name or not colour:
+                raise ConfigError("every player needs a name and a dice colour")
+            if name.lower() in seen_names:
+                raise ConfigError(f"two players are called {name!r}")
+            if colour in seen_colours:
+                raise ConfigError(f"two players have {colour} dice")
+            if colour in reserved or name.lower() in reserved:
+                raise ConfigError(
+                    f"{colour if colour in reserved else name!r} is the neutral dice's colour "
+                    f"in this game; pick another colour or name"
+                )
+            seen_names.add(name.lower())
+            seen_colours.add(colour)
+            out.append(Player(name, colour))
+        return tuple(out)
+
+    # --- queries -----------------------------------------------------------------------
+    def is_over(self) -> bool:
+        return self.phase == "over"
+
+    is_terminal = is_over
+
+    def is_chance_node(self) -> bool:
+        """A roll is due: its outcome comes from the real dice, not from a choice."""
+        return self.phase in ("neutral", "roll")
+
+    @property
+    def seq(self) -> int:
+        return len(self.history)
+
+    def current_player(self) -> str | None:
+        if self.phase in ("roll", "choose", "neutral"):
+            seat = self.start_player if self.phase == "neutral" else self.to_move
+            return self.players[seat].name if seat is not None else None
+        return None
+
+    def expected_roll(self) -> Counter[DiceKey]:
+        """The dice the next roll must contain: who moves, their colours, how many."""
+        if self.phase == "neutral":
+            return Counter(self.pool)
+        if self.phase == "roll" and self.to_move is not None:
+            return +self.hands[self.to_move]
+        return Counter()
+
+    def legal_actions(self) -> list[Action]:
+        """Decisions open now. Rolls (chance) and hand-entered deals are open-ended."""
+        if self.phase == "deal":
+            return [Deal()]
+        if self.phase == "choose" and self.roll is not None:
+            actions: list[Action] = [Place(v) for v in sorted({d.value for d in self.roll})]
+            name = self.current_player()
+            if name and self.edition.pass_refusal(self, name) is None:
+                actions.append(Pass())
+            return actions
+        return []
+
+    def money(self, name: str) -> int:
+        """Money in hand now: notes or cards won plus cash (Custom rule A's chips)."""
+        return sum(self.won[name]) + self.cash[name]
+
+    def dice_left(self, name: str) -> int:
+        return sum(self.hands[self.seat_of[name]].values())
+
+    def owner(self, colour: str) -> str:
+        return self.owner_of_colour.get(colour, colour)
+
+    def weights(self, casino: int) -> dict[str, int]:
+        """Dice per owner in a casino, a Biggy counting as two: what majority is decided on."""
+        out: dict[str, int] = {}
+        for (colour, big), n in self.casinos[casino].dice.items():
+            if n:
+                who = self.owner(colour)
+                out[who] = out.get(who, 0) + n * (2 if big else 1)
+        return out
+
+    def returns(self) -> list[int]:
+        """Final money per seat (edition extras included), OpenSpiel style."""
+        return [self.edition.score(self, p.name) for p in self.players]
+
+    # --- actions -----------------------------------------------------------------------
+    def apply_action(self, action: Action) -> None:
+        if self.phase == "over":
+            raise GameOver("the game is over; start a new one or undo the last action")
+        if isinstance(action, Deal):
+            self._deal(action)
+        elif isinstance(action, Roll):
+            self._roll(action)
+        elif isinstance(action, Place):
+            self._place(action)
+        elif isinstance(action, Pass):
+            self._pass(action)
+        else:
+            raise WrongPhase(f"not an action: {action!r}")
+        self.history.append(action)
+
+    def undo(self) -> Action:
+        """Take back the last action by replaying all the others from the start."""
+        if not self.history:
+            raise NothingToUndo("there is nothing to undo")
+        last = self.history[-1]
+        fresh = GameState(self.config)
+        for action in self.history[:-1]:
+            fresh.apply_action(action)
+        self.__dict__.update(fresh.__dict__)
+        return last
+
+    def clone(self) -> GameState:
+        fresh = GameState(self.config)
+        for action in self.history:
+            fresh.apply_action(action)
+        return fresh
+
+    def _check_player(self, claimed: str | None) -> None:
+        expected = self.current_player()
+        if claimed is not None and claimed != expected:
+            raise NotYourTurn(f"it is {expected}'s turn, not {claimed}'s")
+
+    def _deal(self, action: Deal) -> None:
+        if self.phase != "deal":
+            raise WrongPhase(f"the money for round {self.round} is already dealt")
+        if action.casinos is None:
+            casinos = self.edition.deal(self)
+        else:
+            casinos = [sorted(notes, reverse=True) for notes in action.casinos]
+            self._check_hand_deal(casinos)
+            for notes in casinos:
+                for note in notes:
+                    (self.pile if note in self.pile else self.under).remove(note)
+        for casino, notes in zip(CASINOS, casinos, strict=True):
+            self.casinos[casino].notes = list(notes)
+        if self.pool:
+            self.phase = "neutral"
+        else:
+            self.phase, self.to_move = "roll", self.start_player
+
+    def _check_hand_deal(self, casinos: list[list[int]]) -> None:
+        what = self.edition.note_name()
+        if len(casinos) != 6:
+            raise InvalidDeal(f"money must be entered for all 6 casinos, got {len(casinos)}")
+        deck = self.edition.deck()
+        used: Counter[int] = Counter()
+        for casino, notes in zip(CASINOS, casinos, strict=True):
+            for note in notes:
+                if note not in deck:
+                    values = ", ".join(f"{v:,}" for v in sorted(deck))
+                    raise UnknownNote(
+                        f"casino {casino}: there is no {what} of {note:,} in this game "
+                        f"(values: {values})"
+                    )
+                used[note] += 1
+        available = Counter(self.pile) + Counter(self.under)
+        for note, n in sorted(used.items()):
+            if n > available[note]:
+                raise UnknownNote(
+                    f"the deal has {n} {what}s of {note:,}, but only {available[note]} "
+                    f"of the {deck[note]} in the game are left to deal"
+                )
+        exhausts = not (available - used)
+        self.edition.validate_deal(casinos, exhausts)
+
+    def _check_roll(self, dice: tuple[Die, ...], expected: Counter[DiceKey], who: str) -> None:
+        for i, d in enumerate(dice, 1):
+            if isinstance(d.value, bool) or not isinstance(d.value, int) or not 1 <= d.value <= 6:
+                raise ImpossibleRoll(f"die {i} shows {d.value!r}; a die shows 1 to 6")
+        got = Counter((d.colour, d.big) for d in dice)
+        if got == expected:
+            return
+        colours = {c for c, _ in expected}
+        for colour, _ in got:
+            if colour not in colours:
+                owner = self.owner_of_colour.get(colour)
+                if owner is not None and self.phase == "roll":
+                    raise NotYourTurn(
+                        f"it is {who}'s turn, but the roll has {owner}'s {colour} dice"
+                    )
+                raise ImpossibleRoll(
+                    f"the roll has a {colour} die, which is not one of the dice {who} rolls "
+                    f"({_count_words(expected)})"
+                )
+        raise ImpossibleRoll(
+            f"{who} rolls {_count_words(expected)}, but the roll has {_count_words(got)}"
+        )
+
+    def _roll(self, action: Roll) -> None:
+        if self.phase not in ("neutral", "roll"):
+            raise WrongPhase(self._phase_hint("roll"))
+        self._check_player(action.player)
+        who = self.current_player() or ""
+        expected = self.expected_roll()
+        dice = tuple(action.dice)
+        if self.phase == "neutral":
+            self._check_roll(dice, expected, f"{who} (the start player, neutral dice)")
+            for value in sorted({d.value for d in dice}):
+                self._move_to_casino(value, tuple(d for d in dice if d.value == value))
+            self.pool = Counter()
+            self.last = {"player": who, "dice": [d.to_dict() for d in dice], "value": None,
+                         "neutral": True}
+            self.phase, self.to_move = "roll", self.start_player
+            return
+        self._check_roll(dice, expected, who)
+        self.roll = dice
+        self.phase = "choose"
+
+    def _place(self, action: Place) -> None:
+        if self.phase != "choose" or self.roll is None:
+            raise WrongPhase(self._phase_hint("place"))
+        self._check_player(action.player)
+        values = sorted({d.value for d in self.roll})
+        if action.value not in values:
+            raise ValueNotRolled(
+                f"no die shows {action.value} in this roll (rolled: "
+                f"{', '.join(map(str, values))})"
+            )
+        seat = self.to_move
+        assert seat is not None
+        moved = tuple(d for d in self.roll if d.value == action.value)
+        self.hands[seat] -= Counter((d.colour, d.big) for d in moved)
+        self._move_to_casino(action.value, moved)
+        self.last = {"player": self.players[seat].name,
+                     "dice": [d.to_dict() for d in self.roll], "value": action.value}
+        self.roll = None
+        self._advance()
+
+    def _pass(self, action: Pass) -> None:
+        if self.phase != "choose" or self.roll is None:
+            raise WrongPhase(self._phase_hint("pass"))
+        self._check_player(action.player)
+        seat = self.to_move
+        assert seat is not None
+        name = self.players[seat].name
+        self.edition.apply_pass(self, name)
+        self.last = {"player": name, "dice": [d.to_dict() for d in self.roll], "value": None,
+                     "passed": True}
+        self.roll = None
+        self._advance()
+
+    def _phase_hint(self, verb: str) -> str:
+        who = self.current_player()
+        return {
+            "deal": f"cannot {verb}: the money for round {self.round} must be dealt first",
+            "neutral": f"cannot {verb}: {who} must first roll the neutral dice",
+            "roll": f"cannot {verb}: {who} must roll first",
+            "choose": f"cannot {verb}: {who} must first place a number from the roll",
+        }[self.phase]
+
+    def _move_to_casino(self, casino: int, dice: tuple[Die, ...]) -> None:
+        by_owner: dict[str, list[Die]] = {}
+        for d in dice:
+            self.casinos[casino].dice[(d.colour, d.big)] += 1
+            by_owner.setdefault(self.owner(d.colour), []).append(d)
+        for effect in self.effects.get(casino, ()):
+            for owner, owned in by_owner.items():
+                effect.on_place(self, casino, owner, tuple(owned))
+
+    def add_dice(self, casino: int, colour: str, n: int = 1, big: bool = False) -> None:
+        """For effects: put dice straight into a casino (e.g. Royale's gray blank dice)."""
+        self.casinos[casino].dice[(colour, big)] += n
+
+    def notice(self, kind: str, **data: Any) -> None:
+        """Record something a player should know happened (reshuffle, short casino)."""
+        self.notices.append({"round": self.round, "kind": kind, **data})
+
+    def _advance(self) -> None:
+        n = len(self.players)
+        assert self.to_move is not None
+        for k in range(1, n + 1):
+            seat = (self.to_move + k) % n
+            if +self.hands[seat]:
+                self.to_move, self.phase = seat, "roll"
+                return
+        self._end_round()
+
+    def _begin_round(self) -> None:
+        self.hands = [self.edition.hand(self, seat) for seat in range(len(self.players))]
+        self.pool = self.edition.start_pool(self)
+        self.effects = self.edition.effects_for_round(self)
+        self.edition.start_round(self)
+        self.phase, self.to_move, self.roll = "deal", None, None
+
+    def _end_round(self) -> None:
+        payouts: list[CasinoPayout] = []
+        for casino in CASINOS:
+            weights = self.weights(casino)
+            for effect in self.effects.get(casino, ()):
+                effect.before_payout(self, casino, weights)
+            result = pay_casino(casino, self.casinos[casino].notes, weights)
+            for player, amount in result.payouts:
+                if player in self.seat_of:
+                    self.won[player].append(amount)
+                else:
+                    self.under.append(amount)  # an imaginary player's winnings
+            self.under.extend(result.unclaimed)
+            for effect in self.effects.get(casino, ()):
+                effect.at_payout(self, casino, result)
+            payouts.append(result)
+        next_start = self.edition.next_start(self, payouts)
+        self.round_results.append({
+            "round": self.round,
+            "casinos": [p.to_dict() for p in payouts],
+            "money": {p.name: self.money(p.name) for p in self.players},
+        })
+        self.casinos = {c: Casino() for c in CASINOS}
+        self.to_move = None
+        if self.round >= self.edition.rounds:
+            self.phase = "over"
+            return
+        self.round += 1
+        self.start_player = next_start
+        self._begin_round()
+
+    # --- simulation --------------------------------------------------------------------
+    def random_roll(self, rng: random.Random) -> Roll:
+        """A fair roll of exactly the dice due now, for simulations and the demo."""
+        dice = []
+        for (colour, big), n in sorted(self.expected_roll().items()):
+            dice.extend(Die(colour, rng.randint(1, 6), big) for _ in range(n))
+        return Roll(tuple(dice))
+
+    # --- views -------------------------------------------------------------------------
+    def casino_view(self, casino: int) -> dict[str, Any]:
+        c = self.casinos[casino]
+        dice: dict[str, int] = {}
+        big: dict[str, int] = {}
+        for (colour, is_big), n in sorted(c.dice.items()):
+            if n:
+                who = self.owner(colour)
+                dice[who] = dice.get(who, 0) + n
+                if is_big:
+                    big[who] = big.get(who, 0) + n
+        projected = pay_casino(casino, c.notes, self.weights(casino))
+        return {
+            "casino": casino,
+            "notes": list(c.notes),
+            "dice": dice,
+            "big": big,
+            "weights": self.weights(casino),
+            "tied": list(projected.cancelled),
+            "ranking": [p for p, _ in projected.ranking],
+            "projected": [{"player": p, "amount": a} for p, a in projected.payouts],
+            "unclaimed": list(projected.unclaimed),
+        }
+
+    def player_view(self, seat: int) -> dict[str, Any]:
+        p = self.players[seat]
+        hand = self.hands[seat]
+        return {
+            "name": p.name,
+            "colour": p.colour,
+            "money": self.money(p.name),
+            "score": self.edition.score(self, p.name),
+            "dice_left": sum(hand.values()),
+            "hand": {f"{c}{' big' if b else ''}": n for (c, b), n in sorted(hand.items()) if n},
+            "notes": sorted(self.won[p.name], reverse=True),
+            "chips": self.chips[p.name],
+            "skip_cards": self.skip_cards[p.name],
+        }
+
+    def results(self) -> dict[str, Any]:
+        """Ranking with each edition's tie-break; shared places and shared wins allowed."""
+        rows = []
+        for p in self.players:
+            rows.append({"player": p.name, "score": self.edition.score(self, p.name),
+                         "tiebreak": self.edition.tiebreak(self, p.name)})
+        rows.sort(key=lambda r: (-r["score"], -r["tiebreak"]))
+        place = 0
+        prev = None
+        for i, r in enumerate(rows, 1):
+            key = (r["score"], r["tiebreak"])
+            if key != prev:
+                place, prev = i, key
+            r["place"] = place
+        winners = [r["player"] for r in rows if r["place"] == 1]
+        top = [r for r in rows if r["score"] == rows[0]["score"]]
+        rule = self.edition.tiebreak_rule()
+        if len(top) == 1:
+            explanation = f"{rows[0]['player']} has the most money"
+        elif len(winners) == 1:
+            explanation = (f"{', '.join(r['player'] for r in top)} have the same money; "
+                           f"{winners[0]} wins on the tie-break: {rule} "
+                           f"({top[0]['tiebreak']} to {top[1]['tiebreak']})")
+        else:
+            explanation = (f"{' and '.join(winners)} have the same money and are still tied "
+                           f"on {rule}: they share the win")
+        return {"over": self.is_over(), "ranking": rows, "winners": winners,
+                "tiebreak_rule": rule, "explanation": explanation}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole visible state, JSON-ready: what the API and the pages show."""
+        expected = self.expected_roll()
+        return {
+            "edition": self.edition.key,
+            "options": self.edition.options,
+            "round": self.round,
+            "rounds": self.edition.rounds,
+            "phase": self.phase,
+            "over": self.is_over(),
+            "seq": self.seq,
+            "to_move": self.current_player(),
+            "start_player": self.players[self.start_player].name,
+            "players": [self.player_view(i) for i in range(len(self.players))],
+            "casinos": [self.casino_view(c) for c in CASINOS],
+            "roll": [d.to_dict() for d in self.roll] if self.roll is not None else None,
+            "expected_roll": [
+                {"colour": c, "big": b, "count": n} for (c, b), n in sorted(expected.items())
+            ],
+            "legal": [a.to_dict() for a in self.legal_actions()],
+            "last": self.last,
+            "pile": len(self.pile) + len(self.under),
+            "notices": list(self.notices),
+            "round_results": list(self.round_results),
+            "results": self.results() if self.is_over() else None,
+        }
+
+    def fingerprint(self) -> str:
+        """Hash of everything that decides the future, for 'identical state' checks."""
+        full = {
+            "view": self.to_dict(),
+            "pile": self.pile,
+            "under": self.under,
+            "rng": repr(self.rng.getstate()),
+            "history": [a.to_dict() for a in self.history],
+        }
+        return hashlib.sha256(json.dumps(full, sort_keys=True).encode()).hexdigest()

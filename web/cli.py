@@ -1,0 +1,259 @@
+"""The `vegas-table` command: the thin edge where the user's words meet the engine.
+
+Contracts for outside tools (`score`, `read`, `track`, `serve`) are fixed by DESIGN.md.
+Every user error ends in exit status 2 and one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from scorekeeper import Deal, GameConfig, GameState, Pass, Place, Roll, RulesError, StoreError
+from scorekeeper.scoring import ScoreInputError, score_request
+from scorekeeper.simulate import players as default_players
+from scorekeeper.store import GameStore
+
+PROG = "vegas-table"
+
+
+class UsageError(Exception):
+    """A bad argument or input: reported in one line, exit status 2."""
+
+
+def default_data_dir() -> Path:
+    """Where games live unless --data-dir says otherwise (the Pi install sets it)."""
+    env = os.environ.get("VEGAS_TABLE_DATA")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "vegas-table"
+
+
+# --- score --------------------------------------------------------------------------------
+def cmd_score(args: argparse.Namespace) -> int:
+    text = sys.stdin.read()
+    try:
+        request = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"stdin is not valid JSON: {exc.msg} at line {exc.lineno} "
+                         f"column {exc.colno}") from None
+    try:
+        result = score_request(request)
+    except ScoreInputError as exc:
+        raise UsageError(str(exc)) from None
+    json.dump(result, sys.stdout, indent=2 if args.pretty else None)
+    sys.stdout.write("\n")
+    return 0
+
+
+# --- games --------------------------------------------------------------------------------
+def _open_store(data_dir: Path) -> GameStore:
+    try:
+        return GameStore(data_dir)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot open the data dir {data_dir}: {exc.strerror}") from None
+
+
+def cmd_games(args: argparse.Namespace) -> int:
+    data_dir = Path(args.data_dir)
+    if not (data_dir / GameStore.FILENAME).exists():
+        if args.json:
+            return 0
+        print(f"No saved games in {data_dir}.")
+        return 0
+    with _open_store(data_dir) as store:
+        games = store.list_games()
+    if args.json:
+        for g in games:
+            print(json.dumps(g))
+        return 0
+    print(f"{len(games)} saved game{'s' if len(games) != 1 else ''} in {data_dir}:")
+    for g in games:
+        if g["over"]:
+            status = "over, won by " + " and ".join(g.get("winners") or ["nobody"])
+        else:
+            status = f"round {g['round']}, {g.get('to_move') or 'dealing'} to move"
+        who = ", ".join(f"{p['name']} ${p['money']:,}" for p in g["players"])
+        print(f"  {g['game_id']}  {g['updated'][:16].replace('T', ' ')}  {g['edition']:<7} "
+              f"{status}  ({who})")
+    return 0
+
+
+# --- simulate -----------------------------------------------------------------------------
+def _parse_options(pairs: Sequence[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option expects NAME=VALUE, got {pair!r}")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    return options
+
+
+def _money(value: int, state: GameState) -> str:
+    return f"${value:,}"
+
+
+def _describe(state: GameState, action: Any, before: dict[str, Any]) -> list[str]:
+    """What a spectator would say about the action that was just applied."""
+    lines = []
+    if isinstance(action, Deal):
+        lines.append(f"Round {before['round']} · start player {before['start_player']}")
+        money = "  ".join(
+            f"{c}: {' '.join(_money(n, state) for n in state.casinos[c].notes) or '-'}"
+            for c in state.casinos
+        )
+        lines.append(f"  money   {money}")
+    elif isinstance(action, Roll):
+        dice = " ".join(
+            f"{d.value}{'*' if d.big else ''}{'' if d.colour in state.owner_of_colour else 'n'}"
+            for d in sorted(action.dice, key=lambda d: d.value)
+        )
+        who = before["to_move"]
+        if before["phase"] == "neutral":
+            lines.append(f"  {who:<8} rolls the spare neutral dice: {dice} → each to its casino")
+        else:
+            lines.append(f"  {who:<8} rolls {dice}")
+    elif isinstance(action, Place):
+        n = sum(1 for d in before["roll"] if d["value"] == action.value)
+        lines[-1:] = [f"           → places {n} {'die' if n == 1 else 'dice'} on casino "
+                      f"{action.value}"]
+    elif isinstance(action, Pass):
+        lines.append("           → passes")
+    if state.round_results and state.round_results[-1]["round"] == before["round"] and (
+        state.round != before["round"] or state.is_over()
+    ):
+        lines.append(f"  Payout of round {before['round']}:")
+        for c in state.round_results[-1]["casinos"]:
+            paid = ", ".join(f"{p['player']} {_money(p['amount'], state)}" for p in c["payouts"])
+            extra = f"  (tied: {', '.join(c['cancelled'])})" if c["cancelled"] else ""
+            lines.append(f"    casino {c['casino']}: {paid or 'nobody'}{extra}")
+    return lines
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    store = _open_store(Path(args.data_dir)) if args.data_dir else None
+    try:
+        game = None
+        if store is not None and args.resume:
+            gid = store.latest_unfinished()
+            if gid is not None:
+                game = store.load(gid)
+                print(f"Resuming game {gid} at action {game.state.seq}.")
+        if game is None:
+            config = GameConfig(args.edition, tuple(default_players(args.players)),
+                                _parse_options(args.option), args.seed)
+            if store is not None:
+                game = store.create(config)
+            state = GameState(config)
+        state = game.state if game is not None else state
+        header = (f"{state.edition.title} · {len(state.players)} players · seed "
+                  f"{state.config.seed}" + (f" · game {game.id}" if game else ""))
+        print(header)
+        rng = random.Random(state.config.seed * 1_000_003 + state.seq)
+        while not state.is_over():
+            if state.phase == "deal":
+                action: Any = Deal()
+            elif state.is_chance_node():
+                action = state.random_roll(rng)
+            else:
+                legal = state.legal_actions()
+                passes = [a for a in legal if isinstance(a, Pass)]
+                if passes and rng.random() < 0.05:
+                    action = passes[0]
+                else:
+                    action = rng.choice([a for a in legal if not isinstance(a, Pass)])
+            before = {"round": state.round, "phase": state.phase,
+                      "to_move": state.current_player(),
+                      "start_player": state.players[state.start_player].name,
+                      "roll": [d.to_dict() for d in state.roll or ()]}
+            if game is not None:
+                game.apply(action)
+            else:
+                state.apply_action(action)
+            if not args.quiet:
+                for line in _describe(state, action, before):
+                    print(line)
+        results = state.results()
+        print("Final ranking:")
+        for r in results["ranking"]:
+            print(f"  {r['place']}. {r['player']:<8} {_money(r['score'], state)}")
+        print(f"  {results['explanation']}.")
+        return 0
+    except RulesError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        if store is not None:
+            store.close()
+
+
+# --- entry point --------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other error of the command."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(f"{message} (see `{self.prog} --help`)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG, description="Vegas Table: a camera-read scoreboard for the dice game Las Vegas."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("score", help="pay out casinos given as JSON on stdin (see DESIGN.md)")
+    p.add_argument("--pretty", action="store_true", help="indented JSON for people")
+    p.set_defaults(func=cmd_score)
+
+    data_help = "folder holding games.sqlite3 (default: $VEGAS_TABLE_DATA or ~/.local/share)"
+    p = sub.add_parser("games", help="list the saved games")
+    p.add_argument("--data-dir", default=str(default_data_dir()), help=data_help)
+    p.add_argument("--json", action="store_true", help="one JSON object per game, per line")
+    p.set_defaults(func=cmd_games)
+
+    p = sub.add_parser("simulate", help="play a random game to the end and narrate it")
+    p.add_argument("--edition", default="classic", choices=["classic", "custom", "royale"])
+    p.add_argument("--players", type=int, default=4)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="edition option, e.g. neutral_dice=true, skip_rule=A")
+    p.add_argument("--data-dir", help="save the game there (and resume with --resume)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the latest unfinished game in --data-dir")
+    p.add_argument("--quiet", action="store_true", help="print only the final ranking")
+    p.set_defaults(func=cmd_simulate)
+    return parser
+
+
+def fail(message: str) -> NoReturn:
+    sys.stderr.write(f"{PROG}: {message}\n")
+    raise SystemExit(2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
