@@ -123,7 +123,7 @@ def _describe(state: GameState, action: Any, before: dict[str, Any]) -> list[str
         )
         who = before["to_move"]
         if before["phase"] == "neutral":
-            lines.append(f"  {who:<8} rolls the spare neutral dice: {dice} → each to its casino")
+            lines.append(f"  {who:<8} rolls the neutral dice: {dice} → each to its casino")
         else:
             lines.append(f"  {who:<8} rolls {dice}")
     elif isinstance(action, Place):
