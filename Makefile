@@ -23,9 +23,9 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 
+# lasvegas (the engine we compare with) pins numpy<2, so bench/rules.py keeps it in .venv-bench.
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
 	$(BIN)/python bench/rules.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .demo-data
+	rm -rf $(VENV) .venv-bench .pytest_cache .ruff_cache .demo-data

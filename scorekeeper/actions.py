@@ -6,7 +6,7 @@ They are immutable and serialise to small JSON objects, which is what the event 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import IllegalAction
 
@@ -15,8 +15,9 @@ class BadAction(IllegalAction):
     """A serialised action that is malformed (unknown type, missing or wrong field)."""
 
 
-@dataclass(frozen=True)
-class Die:
+class Die(NamedTuple):
+    """One die as read: a NamedTuple because a game creates tens of thousands of them."""
+
     colour: str
     value: int
     big: bool = False

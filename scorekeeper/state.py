@@ -217,10 +217,13 @@ class GameState:
 
     def expected_roll(self) -> Counter[DiceKey]:
         """The dice the next roll must contain: who moves, their colours, how many."""
+        return Counter(self._due())
+
+    def _due(self) -> Counter[DiceKey]:
         if self.phase == "neutral":
-            return Counter(self.pool)
+            return self.pool
         if self.phase == "roll" and self.to_move is not None:
-            return +self.hands[self.to_move]
+            return self.hands[self.to_move]
         return Counter()
 
     def legal_actions(self) -> list[Action]:
@@ -341,7 +344,7 @@ class GameState:
 
     def _check_roll(self, dice: tuple[Die, ...], expected: Counter[DiceKey], who: str) -> None:
         for i, d in enumerate(dice, 1):
-            if isinstance(d.value, bool) or not isinstance(d.value, int) or not 1 <= d.value <= 6:
+            if type(d.value) is not int or not 1 <= d.value <= 6:
                 raise ImpossibleRoll(f"die {i} shows {d.value!r}; a die shows 1 to 6")
         got = Counter((d.colour, d.big) for d in dice)
         if got == expected:
@@ -367,15 +370,14 @@ class GameState:
             raise WrongPhase(self._phase_hint("roll"))
         self._check_player(action.player)
         who = self.current_player() or ""
-        expected = self.expected_roll()
+        expected = self._due()
         dice = tuple(action.dice)
         if self.phase == "neutral":
             self._check_roll(dice, expected, f"{who} (the start player, neutral dice)")
             for value in sorted({d.value for d in dice}):
                 self._move_to_casino(value, tuple(d for d in dice if d.value == value))
             self.pool = Counter()
-            self.last = {"player": who, "dice": [d.to_dict() for d in dice], "value": None,
-                         "neutral": True}
+            self.last = {"player": who, "dice": dice, "value": None, "neutral": True}
             self.phase, self.to_move = "roll", self.start_player
             return
         self._check_roll(dice, expected, who)
@@ -395,10 +397,15 @@ class GameState:
         seat = self.to_move
         assert seat is not None
         moved = tuple(d for d in self.roll if d.value == action.value)
-        self.hands[seat] -= Counter((d.colour, d.big) for d in moved)
+        hand = self.hands[seat]
+        for d in moved:  # hands never keep zero counts: `_advance` relies on it
+            key = (d.colour, d.big)
+            hand[key] -= 1
+            if not hand[key]:
+                del hand[key]
         self._move_to_casino(action.value, moved)
-        self.last = {"player": self.players[seat].name,
-                     "dice": [d.to_dict() for d in self.roll], "value": action.value}
+        self.last = {"player": self.players[seat].name, "dice": self.roll,
+                     "value": action.value}
         self.roll = None
         self._advance()
 
@@ -410,8 +417,7 @@ class GameState:
         assert seat is not None
         name = self.players[seat].name
         self.edition.apply_pass(self, name)
-        self.last = {"player": name, "dice": [d.to_dict() for d in self.roll], "value": None,
-                     "passed": True}
+        self.last = {"player": name, "dice": self.roll, "value": None, "passed": True}
         self.roll = None
         self._advance()
 
@@ -425,11 +431,16 @@ class GameState:
         }[self.phase]
 
     def _move_to_casino(self, casino: int, dice: tuple[Die, ...]) -> None:
+        counts = self.casinos[casino].dice
+        for d in dice:
+            counts[(d.colour, d.big)] += 1
+        effects = self.effects.get(casino)
+        if not effects:
+            return
         by_owner: dict[str, list[Die]] = {}
         for d in dice:
-            self.casinos[casino].dice[(d.colour, d.big)] += 1
             by_owner.setdefault(self.owner(d.colour), []).append(d)
-        for effect in self.effects.get(casino, ()):
+        for effect in effects:
             for owner, owned in by_owner.items():
                 effect.on_place(self, casino, owner, tuple(owned))
 
@@ -446,13 +457,13 @@ class GameState:
         assert self.to_move is not None
         for k in range(1, n + 1):
             seat = (self.to_move + k) % n
-            if +self.hands[seat]:
+            if self.hands[seat]:
                 self.to_move, self.phase = seat, "roll"
                 return
         self._end_round()
 
     def _begin_round(self) -> None:
-        self.hands = [self.edition.hand(self, seat) for seat in range(len(self.players))]
+        self.hands = [+self.edition.hand(self, seat) for seat in range(len(self.players))]
         self.pool = self.edition.start_pool(self)
         self.effects = self.edition.effects_for_round(self)
         self.edition.start_round(self)
@@ -493,8 +504,9 @@ class GameState:
     def random_roll(self, rng: random.Random) -> Roll:
         """A fair roll of exactly the dice due now, for simulations and the demo."""
         dice = []
-        for (colour, big), n in sorted(self.expected_roll().items()):
-            dice.extend(Die(colour, rng.randint(1, 6), big) for _ in range(n))
+        faces = (1, 2, 3, 4, 5, 6)
+        for (colour, big), n in sorted(self._due().items()):
+            dice.extend(Die(colour, v, big) for v in rng.choices(faces, k=n))
         return Roll(tuple(dice))
 
     # --- views -------------------------------------------------------------------------
@@ -585,7 +597,7 @@ class GameState:
                 {"colour": c, "big": b, "count": n} for (c, b), n in sorted(expected.items())
             ],
             "legal": [a.to_dict() for a in self.legal_actions()],
-            "last": self.last,
+            "last": self.last and {**self.last, "dice": [d.to_dict() for d in self.last["dice"]]},
             "pile": len(self.pile) + len(self.under),
             "notices": list(self.notices),
             "round_results": list(self.round_results),
