@@ -164,6 +164,17 @@ def _draw(state: GameState, casino: int) -> int | None:
     return state.pile.pop(0)
 
 
+def _best_real_player(state: GameState, payouts: Sequence[CasinoPayout]) -> int | None:
+    """Seat of the best-paid real player at the first casino (in the given order) that paid
+    one. An imaginary player cannot hold the start player card, so when the neutral dice take
+    the high card, the real player who took the other card there starts instead."""
+    for payout in payouts:
+        for player, _ in payout.payouts:
+            if player in state.seat_of:
+                return state.seat_of[player]
+    return None
+
+
 def _draw_pairs(state: GameState) -> list[list[int]]:
     """Six pairs of cards; when even the reshuffled discards run out, pairs come up short."""
     pairs = []
@@ -317,11 +328,8 @@ class Custom(Edition):
 
     def next_start(self, state: GameState, payouts: Sequence[CasinoPayout]) -> int:
         # The casino-6 winner starts; if nobody was paid there, the same start player.
-        six = payouts[5]
-        for player, _ in six.payouts[:1]:
-            if player in state.seat_of:
-                return state.seat_of[player]
-        return state.start_player
+        seat = _best_real_player(state, payouts[5:])
+        return state.start_player if seat is None else seat
 
     def score(self, state: GameState, name: str) -> int:
         return state.money(name) + state.skip_cards[name]
@@ -356,13 +364,15 @@ class Royale(Edition):
             raise ConfigError("option deck must map card values to counts")
         parsed: dict[int, int] = {}
         for value, count in deck.items():
-            try:
-                v = int(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"option deck: {value!r} is not a card value") from None
-            if v <= 0 or isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise ConfigError(f"option deck: bad entry {value!r}: {count!r}")
-            parsed[v] = count
+            # JSON keys are strings: accept "10000" and 10000, nothing fractional or repeated.
+            text = str(value)
+            if type(value) not in (int, str) or not text.isdigit() or int(text) <= 0:
+                raise ConfigError(f"option deck: {value!r} is not a whole card value")
+            if type(count) is not int or count < 0:
+                raise ConfigError(f"option deck: the count for {value!r} must be a whole number")
+            if int(text) in parsed:
+                raise ConfigError(f"option deck: card value {int(text)} is listed twice")
+            parsed[int(text)] = count
         if sum(parsed.values()) < 12:
             raise ConfigError("option deck must hold at least 12 cards (6 pairs)")
         self.options["deck"] = parsed
@@ -397,11 +407,15 @@ class Royale(Edition):
         keys = [(sum(n), max(n, default=0)) for n in casinos]
         for casino in range(1, 6):
             lower, higher = keys[casino - 1], keys[casino]
-            if lower > higher:
+            if lower[0] > higher[0]:
                 raise InvalidDeal(
                     f"casino {casino} got a pair worth ${lower[0]:,} but casino {casino + 1} "
-                    f"only ${higher[0]:,}: pairs go to casinos 6 to 1 from highest total down "
-                    f"(equal totals: the pair with the higher card to the higher casino)"
+                    f"only ${higher[0]:,}: pairs go to casinos 6 to 1 from the highest total down"
+                )
+            if lower > higher:
+                raise InvalidDeal(
+                    f"casinos {casino} and {casino + 1} both got pairs worth ${lower[0]:,}: "
+                    f"the pair with the higher card (${lower[1]:,}) goes to casino {casino + 1}"
                 )
 
     def pass_refusal(self, state: GameState, name: str) -> str | None:
@@ -414,12 +428,9 @@ class Royale(Edition):
         state.chips[name] -= 1
 
     def next_start(self, state: GameState, payouts: Sequence[CasinoPayout]) -> int:
-        # Winner of the high card at casino 6, else at the next lower casino that paid one.
-        for payout in reversed(payouts):
-            for player, _ in payout.payouts[:1]:
-                if player in state.seat_of:
-                    return state.seat_of[player]
-        return state.start_player
+        # The winner at casino 6, else at the next lower casino where anyone won anything.
+        seat = _best_real_player(state, payouts[::-1])
+        return state.start_player if seat is None else seat
 
     def score(self, state: GameState, name: str) -> int:
         return state.money(name) + ROYALE_CHIP_VALUE * state.chips[name]

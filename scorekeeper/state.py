@@ -13,6 +13,7 @@ raises and leaves the state exactly as it was.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import random
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import Action, Deal, Die, Pass, Place, Roll
+from .actions import Action, BadAction, Deal, Die, Pass, Place, Roll
 from .editions import CASINOS, DiceKey, Edition, make_edition
 from .effects import CasinoEffect
 from .errors import (
@@ -57,14 +58,35 @@ class GameConfig:
     start_player: int = 0
 
     def __post_init__(self) -> None:
-        # Accept (name, colour) pairs and mappings too: callers build configs by hand.
-        players = tuple(
-            p if isinstance(p, Player)
-            else Player(p["name"], p["colour"]) if isinstance(p, Mapping)
-            else Player(*p)
-            for p in self.players
-        )
-        object.__setattr__(self, "players", players)
+        # Accept (name, colour) pairs and mappings too, and refuse anything a saved game
+        # could not be rebuilt from: a config must survive a JSON round trip unchanged.
+        if type(self.edition) is not str:
+            raise ConfigError("edition must be a name: classic, custom or royale")
+        try:
+            raw = list(self.players)
+        except TypeError:
+            raise ConfigError("players must be a list of (name, colour)") from None
+        players = []
+        for i, p in enumerate(raw, 1):
+            if isinstance(p, Player):
+                name, colour = p.name, p.colour
+            elif isinstance(p, Mapping):
+                name, colour = p.get("name"), p.get("colour")
+            elif isinstance(p, tuple | list) and len(p) == 2:
+                name, colour = p
+            else:
+                raise ConfigError(f"player {i} must be a name and a colour")
+            if type(name) is not str or type(colour) is not str:
+                raise ConfigError(f"player {i} needs a name and a colour, both text")
+            players.append(Player(name, colour))
+        object.__setattr__(self, "players", tuple(players))
+        for key in ("seed", "start_player"):
+            if type(getattr(self, key)) is not int:
+                raise ConfigError(f"{key} must be a whole number, got {getattr(self, key)!r}")
+        if not isinstance(self.options, Mapping) or not all(
+            type(k) is str for k in self.options
+        ):
+            raise ConfigError("options must be an object with named options")
         object.__setattr__(self, "options", dict(self.options))
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,23 +105,8 @@ class GameConfig:
         players = payload.get("players")
         if not isinstance(players, list):
             raise ConfigError("players must be a list of {name, colour}")
-        parsed = []
-        for i, p in enumerate(players, 1):
-            if not isinstance(p, Mapping):
-                raise ConfigError(f"player {i} must be an object with name and colour")
-            name, colour = p.get("name"), p.get("colour")
-            if not isinstance(name, str) or not isinstance(colour, str):
-                raise ConfigError(f"player {i} needs a name and a colour, both text")
-            parsed.append(Player(name, colour))
-        seed = payload.get("seed", 0)
-        start = payload.get("start_player", 0)
-        options = payload.get("options") or {}
-        for key, value in (("seed", seed), ("start_player", start)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{key} must be a whole number")
-        if not isinstance(options, Mapping):
-            raise ConfigError("options must be an object")
-        return cls(str(payload.get("edition", "")), tuple(parsed), dict(options), seed, start)
+        return cls(payload.get("edition"), tuple(players), payload.get("options") or {},
+                   payload.get("seed", 0), payload.get("start_player", 0))
 
 
 @dataclass
@@ -117,6 +124,47 @@ def _count_words(counts: Counter[DiceKey]) -> str:
     return ", ".join(parts) or "no dice"
 
 
+def _canonical(action: Action) -> Action:
+    """The action with exact types (ints, bools, tuples), or BadAction.
+
+    What is kept in the history must replay identically from its JSON: `True` for 1, `1.0`
+    for 1 or a list the caller later empties would otherwise poison the saved game.
+    """
+    player = getattr(action, "player", None)
+    if player is not None and type(player) is not str:
+        raise BadAction(f"'player' must be a player's name, got {player!r}")
+    if isinstance(action, Roll):
+        try:
+            dice = tuple(action.dice)
+        except TypeError:
+            raise BadAction("roll: 'dice' must be a list of dice") from None
+        for i, d in enumerate(dice, 1):
+            if not (isinstance(d, Die) and type(d.colour) is str and type(d.value) is int
+                    and type(d.big) is bool):
+                raise BadAction(f"roll: die {i} must be Die(colour, value, big), got {d!r}")
+        return action if type(action.dice) is tuple else Roll(dice, player)
+    if isinstance(action, Place):
+        if type(action.value) is not int:
+            raise BadAction(f"place: the value must be a whole number, got {action.value!r}")
+        return action
+    if isinstance(action, Deal):
+        if action.casinos is None:
+            return action
+        try:
+            casinos = tuple(tuple(notes) for notes in action.casinos)
+        except TypeError:
+            raise BadAction("deal: 'casinos' must be six lists of note values") from None
+        for i, notes in enumerate(casinos, 1):
+            for note in notes:
+                if type(note) is not int:
+                    raise BadAction(f"deal: casino {i} has a note that is not a whole number: "
+                                    f"{note!r}")
+        return Deal(casinos)
+    if isinstance(action, Pass):
+        return action
+    raise BadAction(f"not an action: {action!r}")
+
+
 class GameState:
     """A game of any edition, from the first deal to the final ranking."""
 
@@ -124,9 +172,7 @@ class GameState:
         self.config = config
         self.edition: Edition = make_edition(config.edition, config.options)
         self.players = self._checked_players(config.players)
-        if isinstance(config.start_player, bool) or not (
-            0 <= config.start_player < len(self.players)
-        ):
+        if not 0 <= config.start_player < len(self.players):
             raise ConfigError(
                 f"start_player must be a seat from 0 to {len(self.players) - 1}"
             )
@@ -167,7 +213,8 @@ class GameState:
         seed: int = 0,
         start_player: int = 0,
     ) -> GameState:
-        return cls(GameConfig(edition, tuple(players), dict(options or {}), seed, start_player))
+        return cls(GameConfig(edition, players, {} if options is None else options,  # type: ignore[arg-type]
+                              seed, start_player))
 
     def _checked_players(self, players: Sequence[Player]) -> tuple[Player, ...]:
         self.edition.validate_player_count(len(players))
@@ -265,16 +312,15 @@ class GameState:
     def apply_action(self, action: Action) -> None:
         if self.phase == "over":
             raise GameOver("the game is over; start a new one or undo the last action")
+        action = _canonical(action)
         if isinstance(action, Deal):
             self._deal(action)
         elif isinstance(action, Roll):
             self._roll(action)
         elif isinstance(action, Place):
             self._place(action)
-        elif isinstance(action, Pass):
-            self._pass(action)
         else:
-            raise WrongPhase(f"not an action: {action!r}")
+            self._pass(action)
         self.history.append(action)
 
     def undo(self) -> Action:
@@ -582,7 +628,7 @@ class GameState:
         expected = self.expected_roll()
         return {
             "edition": self.edition.key,
-            "options": self.edition.options,
+            "options": copy.deepcopy(self.edition.options),
             "round": self.round,
             "rounds": self.edition.rounds,
             "phase": self.phase,
@@ -599,8 +645,8 @@ class GameState:
             "legal": [a.to_dict() for a in self.legal_actions()],
             "last": self.last and {**self.last, "dice": [d.to_dict() for d in self.last["dice"]]},
             "pile": len(self.pile) + len(self.under),
-            "notices": list(self.notices),
-            "round_results": list(self.round_results),
+            "notices": copy.deepcopy(self.notices),
+            "round_results": copy.deepcopy(self.round_results),
             "results": self.results() if self.is_over() else None,
         }
 

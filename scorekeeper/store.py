@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .actions import Action, action_from_dict
-from .errors import RulesError, StoreError
+from .actions import Action, BadAction, action_from_dict
+from .errors import ConfigError, RulesError, StoreError
 from .state import GameConfig, GameState
 
 SCHEMA_VERSION = 1
@@ -132,16 +132,34 @@ class GameStore:
 
     # --- games -------------------------------------------------------------------------
     def create(self, config: GameConfig, game_id: str | None = None) -> StoredGame:
-        """Check the config by building the game, then save it; returns the live game."""
+        """Check the config by building the game, then save it; returns the live game.
+
+        What is saved is the config as JSON with the edition's options resolved (defaults
+        filled in), and it must rebuild the same game: a later default change or a value
+        that JSON cannot carry must not make a saved game unreadable.
+        """
         state = GameState(config)
+        resolved = GameConfig(config.edition, state.players, state.edition.options,
+                              config.seed, config.start_player)
+        try:
+            text = json.dumps(resolved.to_dict())
+            rebuilt = GameState(GameConfig.from_dict(json.loads(text)))
+        except (TypeError, ValueError, RulesError) as exc:
+            raise ConfigError(f"this game setup cannot be saved: {exc}") from None
+        if rebuilt.fingerprint() != state.fingerprint():
+            raise ConfigError("this game setup does not survive saving (options changed)")
         game_id = game_id or uuid.uuid4().hex[:12]
         now = _now()
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO games (id, created, updated, config, summary) VALUES (?,?,?,?,?)",
-                (game_id, now, now, json.dumps(config.to_dict()), json.dumps(_summary(state))),
-            )
-        return StoredGame(self, game_id, state)
+        try:
+            with self._tx() as db:
+                db.execute(
+                    "INSERT INTO games (id, created, updated, config, summary) "
+                    "VALUES (?,?,?,?,?)",
+                    (game_id, now, now, text, json.dumps(_summary(rebuilt))),
+                )
+        except sqlite3.IntegrityError:
+            raise StoreError(f"a game with id {game_id!r} already exists") from None
+        return StoredGame(self, game_id, rebuilt, 0)
 
     def load(self, game_id: str) -> StoredGame:
         with self._lock:
@@ -174,7 +192,7 @@ class GameStore:
                 raise StoreError(
                     f"saved game {game_id}: action {i} no longer applies ({exc})"
                 ) from None
-        return StoredGame(self, game_id, state)
+        return StoredGame(self, game_id, state, len(events))
 
     def list_games(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -195,12 +213,20 @@ class GameStore:
             ).fetchone()
         return row[0] if row else None
 
-    def _append(self, game_id: str, kind: str, payload: dict, state: GameState) -> None:
+    def _append(self, game_id: str, kind: str, payload: dict, state: GameState,
+                known: int) -> None:
+        """Append event number `known + 1`, refusing if another writer got there first."""
         now = _now()
         with self._tx() as db:
-            (n,) = db.execute(
-                "SELECT COALESCE(MAX(n), 0) + 1 FROM events WHERE game_id=?", (game_id,)
+            (last,) = db.execute(
+                "SELECT COALESCE(MAX(n), 0) FROM events WHERE game_id=?", (game_id,)
             ).fetchone()
+            if last != known:
+                raise StoreError(
+                    f"game {game_id} was changed elsewhere (another window or process) since "
+                    f"it was loaded; reload it"
+                )
+            n = known + 1
             db.execute(
                 "INSERT INTO events (game_id, n, kind, payload, created) VALUES (?,?,?,?,?)",
                 (game_id, n, kind, json.dumps(payload), now),
@@ -215,28 +241,35 @@ class GameStore:
 class StoredGame:
     """A game bound to its log: `apply` and `undo` return only once the event is on disk."""
 
-    def __init__(self, store: GameStore, game_id: str, state: GameState) -> None:
+    def __init__(self, store: GameStore, game_id: str, state: GameState, events: int) -> None:
         self.store = store
         self.id = game_id
         self.state = state
+        self.events = events
 
     def apply(self, action: Action) -> GameState:
         """Apply (the rules refuse bad actions untouched), then commit; roll back if that fails."""
         with self.store._lock:
             self.state.apply_action(action)
             try:
-                self.store._append(self.id, "action", action.to_dict(), self.state)
+                stored = self.state.history[-1].to_dict()
+                if action_from_dict(stored) != self.state.history[-1]:
+                    raise BadAction(f"{stored} does not survive saving")
+                self.store._append(self.id, "action", stored, self.state, self.events)
             except BaseException:
                 self.state.undo()
                 raise
+            self.events += 1
         return self.state
 
     def undo(self) -> Action:
         with self.store._lock:
             action = self.state.undo()
             try:
-                self.store._append(self.id, "undo", {"undoes": action.to_dict()}, self.state)
+                self.store._append(self.id, "undo", {"undoes": action.to_dict()}, self.state,
+                                   self.events)
             except BaseException:
                 self.state.apply_action(action)
                 raise
+            self.events += 1
         return action

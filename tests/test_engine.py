@@ -297,3 +297,66 @@ def test_legal_actions_offer_pass_only_with_means():
     g.apply_action(g.random_roll(random.Random(2)))
     assert Pass() not in g.legal_actions()
     refused(g, Pass(), CannotPass, "no chip")
+
+
+def test_history_keeps_its_own_copy_of_what_the_caller_passed():
+    g = started()
+    dice = [Die("red", 1)] * 8
+    g.apply_action(Roll(dice))  # a list, which the caller then reuses
+    dice.clear()
+    g.apply_action(Place(1))
+    g.undo()
+    assert g.phase == "choose" and len(g.roll) == 8
+
+
+@pytest.mark.parametrize("action", [
+    Place(True), Place(1.0), Roll(reds(*[1] * 7) + (Die("red", 1, 1),)),
+    Roll((Die("red", 1.0),) + reds(*[1] * 7)), Roll("ab"), Roll(5), Roll(reds(*[1] * 8), player=3),
+    "place 1", None,
+])
+def test_loosely_typed_actions_are_refused_not_coerced(action):
+    g = started()
+    if isinstance(action, Place):
+        g.apply_action(Roll(reds(*[1] * 8)))
+    refused(g, action, IllegalAction, ".")
+
+
+@pytest.mark.parametrize("casinos", [[["x"]] * 6, [[None]] * 6, 5, [[90_000.0]] * 6,
+                                     [[True]] * 6])
+def test_loosely_typed_hand_deals_are_refused(casinos):
+    refused(GameState.new("classic", THREE), Deal(casinos), IllegalAction, "deal")
+
+
+@pytest.mark.parametrize(("players", "kw"), [
+    ([(1, "red"), ("b", "blue")], {}), ([("a",), ("b", "blue")], {}),
+    ([{"name": "a"}, ("b", "blue")], {}), (THREE, {"seed": "abc"}), (THREE, {"seed": 1.5}),
+    (THREE, {"start_player": 1.0}), (THREE, {"options": [("x", 1)]}), (5, {}),
+])
+def test_bad_setups_raise_config_error(players, kw):
+    with pytest.raises(ConfigError):
+        GameState.new("classic", players, **kw)
+
+
+@pytest.mark.parametrize("deck", [{10000.7: 12}, {"10000": 6, 10000: 6}, {"ten": 12},
+                                  {"10000": 11}, {"10000": 1.5}])
+def test_bad_royale_decks_are_refused(deck):
+    with pytest.raises(ConfigError, match="deck"):
+        GameState.new("royale", THREE, {"deck": deck})
+
+
+def test_views_are_copies_not_live_state():
+    g = GameState.new("custom", THREE, {"skip_rule": "A"})
+    view = g.to_dict()
+    view["options"]["skip_rule"] = "none"
+    assert g.edition.options["skip_rule"] == "A"
+
+
+def test_royale_two_players_neutral_takes_casino_6_high_card_other_winner_starts():
+    g = GameState.new("royale", [("ben", "blue"), ("carla", "green")], seed=3)
+    play_round(g, {
+        "ben": [group(1, 7, big=1)],
+        "carla": [group(6, 1), group(2, 6, big=1)],
+    }, neutral_start=[6, 6, 6, 5, 5, 3, 3, 4])
+    assert [p["player"] for p in g.round_results[0]["casinos"][5]["payouts"]] == [
+        "white", "carla"]
+    assert g.players[g.start_player].name == "carla"

@@ -331,6 +331,6 @@ def test_royale_2019_pairs_sorted_by_total_equal_totals_higher_card_higher_casin
     h = GameState.new("royale", ROYALE_FOUR[:3], seed=11)
     bad = ((10_000, 10_000), (20_000, 10_000), (50_000, 40_000), (90_000, 10_000),
            (70_000, 30_000), (80_000, 20_000))  # 4: 90k+10k vs 5: 70k+30k: equal totals
-    with pytest.raises(InvalidDeal, match="casino 4"):
+    with pytest.raises(InvalidDeal, match=r"casinos 4 and 5 both got pairs worth \$100,000"):
         h.apply_action(Deal(bad))
     assert h.phase == "deal" and h.seq == 0

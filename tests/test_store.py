@@ -159,3 +159,28 @@ def test_replayed_prefix_matches_a_fresh_engine(tmp_path):
     fresh.apply_action(Deal())
     with GameStore(tmp_path) as store:
         assert store.load(game.id).state.fingerprint() == fresh.fingerprint()
+
+
+def test_two_open_copies_cannot_interleave_their_moves(tmp_path):
+    with GameStore(tmp_path) as store:
+        game_id = store.create(CONFIG).id
+        a = store.load(game_id)
+        with GameStore(tmp_path) as other:
+            b = other.load(game_id)
+            a.apply(Deal())
+            with pytest.raises(StoreError, match="changed elsewhere"):
+                b.apply(Deal())
+            assert b.state.seq == 0  # the refused action was taken back in memory too
+        assert store.load(game_id).state.fingerprint() == a.state.fingerprint()
+
+
+def test_duplicate_id_is_refused_and_resolved_options_are_saved(tmp_path):
+    with GameStore(tmp_path) as store:
+        store.create(CONFIG, game_id="g1")
+        with pytest.raises(StoreError, match="already exists"):
+            store.create(CONFIG, game_id="g1")
+        store.create(GameConfig("royale", CONFIG.players, {}, 1), game_id="r1")
+    db = sqlite3.connect(tmp_path / "games.sqlite3")
+    (text,) = db.execute("SELECT config FROM games WHERE id='r1'").fetchone()
+    # The default deck is written out, so a later change of the default cannot alter it.
+    assert sum(json.loads(text)["options"]["deck"].values()) == 90

@@ -44,6 +44,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         raise UsageError(f"stdin is not valid JSON: {exc.msg} at line {exc.lineno} "
                          f"column {exc.colno}") from None
+    except RecursionError:
+        raise UsageError("stdin is not valid JSON: nested too deeply") from None
     try:
         result = score_request(request)
     except ScoreInputError as exc:
