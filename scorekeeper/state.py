@@ -434,15 +434,15 @@ class GameState:
         if self.phase != "choose" or self.roll is None:
             raise WrongPhase(self._phase_hint("place"))
         self._check_player(action.player)
-        values = sorted({d.value for d in self.roll})
-        if action.value not in values:
+        moved = tuple(d for d in self.roll if d.value == action.value)
+        if not moved:
+            values = sorted({d.value for d in self.roll})
             raise ValueNotRolled(
                 f"no die shows {action.value} in this roll (rolled: "
                 f"{', '.join(map(str, values))})"
             )
         seat = self.to_move
         assert seat is not None
-        moved = tuple(d for d in self.roll if d.value == action.value)
         hand = self.hands[seat]
         for d in moved:  # hands never keep zero counts: `_advance` relies on it
             key = (d.colour, d.big)
