@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/vegas-table simulate --edition classic --players 4 --seed 7 --data-dir .demo-data
+	$(BIN)/vegas-table simulate --edition classic --players 4 --seed 7 --data-dir .demo-data --resume
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
