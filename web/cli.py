@@ -201,6 +201,78 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             store.close()
 
 
+# --- read / eval --------------------------------------------------------------------------
+def _reader(profile_path: str | None) -> Any:
+    from vision.profile import ProfileError, load_profile
+    from vision.reader import DiceReader
+
+    try:
+        profile = load_profile(profile_path) if profile_path else None
+    except ProfileError as exc:
+        raise UsageError(str(exc)) from None
+    return DiceReader(profile)
+
+
+def _load_image(path: str) -> Any:
+    """Decode an image file quietly (cv2.imread prints warnings of its own), or None."""
+    import cv2
+    import numpy as np
+
+    try:
+        data = np.fromfile(path, np.uint8)
+    except OSError:
+        return None
+    return cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    reader = _reader(args.profile)
+    bad = []
+    for path in args.images:
+        frame = _load_image(path)
+        if frame is None:
+            bad.append(path)
+            continue
+        dice = [d.to_dict() for d in reader.read(frame)]
+        if args.json:
+            print(json.dumps({"image": path, "width": frame.shape[1], "height": frame.shape[0],
+                              "dice": dice}), flush=True)
+        else:
+            sure = sum(1 for d in dice if d["value"] is not None and d["confidence"] >= 0.9)
+            print(f"{path}: {len(dice)} dice, {sure} read with confidence >= 0.9")
+            for d in sorted(dice, key=lambda d: (d["bbox"][1], d["bbox"][0])):
+                value = "?" if d["value"] is None else d["value"]
+                big = " Biggy" if d["big"] else ""
+                x0, y0, x1, y1 = (int(v) for v in d["bbox"])
+                print(f"  {value}  {d['colour']:<7}{big:<6} {d['confidence']:.2f}  "
+                      f"at {x0},{y0}-{x1},{y1}")
+    if bad:
+        raise UsageError(f"cannot read {'image' if len(bad) == 1 else 'images'} "
+                         f"{', '.join(bad)}: missing, or not an image")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from vision.evaluate import ManifestError, evaluate, format_table
+
+    reader = _reader(args.profile)
+
+    def read(image: Any) -> list[dict]:
+        return [d.to_dict() for d in reader.read(image)]
+
+    reports = []
+    for folder in args.folders:
+        crops = Path(args.crops) / Path(folder).name if args.crops else None
+        try:
+            reports.append(evaluate(folder, read, args.max_long_side, crops, args.limit))
+        except ManifestError as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"{folder}: {exc.strerror or exc}") from None
+    print(format_table(reports))
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line like every other error of the command."""
@@ -236,6 +308,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue the latest unfinished game in --data-dir")
     p.add_argument("--quiet", action="store_true", help="print only the final ranking")
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("read", help="read the dice in images (JSON contract in DESIGN.md)")
+    p.add_argument("images", nargs="+", metavar="IMAGE")
+    p.add_argument("--profile", help="calibration profile (JSON) of this table")
+    p.add_argument("--json", action="store_true", help="one JSON object per image, per line")
+    p.set_defaults(func=cmd_read)
+
+    p = sub.add_parser("eval", help="measure the reader on labelled sets (manifest.jsonl)")
+    p.add_argument("folders", nargs="+", metavar="MANIFEST_DIR")
+    p.add_argument("--profile", help="calibration profile (JSON)")
+    p.add_argument("--max-long-side", type=int, default=None,
+                   help="scale images down to this long side first (e.g. 1280)")
+    p.add_argument("--crops", help="write crops of missed, extra and misread dice here")
+    p.add_argument("--limit", type=int, default=None, help="only the first N images per set")
+    p.set_defaults(func=cmd_eval)
     return parser
 
 

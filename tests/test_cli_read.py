@@ -1,0 +1,65 @@
+"""`vegas-table read` contract (DESIGN.md): JSON shape, exit 2 on unreadable files."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+
+PIPS = {1: [(0.5, 0.5)], 3: [(0.25, 0.25), (0.5, 0.5), (0.75, 0.75)],
+        4: [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)]}
+
+
+def draw_table(path, dice=((300, 240, 4), (700, 500, 3), (500, 700, 1))):
+    """A grey tray floor with red dice seen from straight above."""
+    img = np.full((960, 1280, 3), (150, 160, 165), np.uint8)
+    side = 80
+    for x, y, value in dice:
+        cv2.rectangle(img, (x, y), (x + side, y + side), (40, 40, 200), cv2.FILLED)
+        for px, py in PIPS[value]:
+            cv2.circle(img, (int(x + px * side), int(y + py * side)), 8, (245, 245, 245),
+                       cv2.FILLED, cv2.LINE_AA)
+    cv2.imwrite(str(path), img)
+
+
+def test_read_json_contract(cli, tmp_path):
+    image = tmp_path / "table.png"
+    draw_table(image)
+    out = cli("read", "--json", str(image))
+    assert out.returncode == 0, out.stderr
+    [line] = out.stdout.splitlines()
+    result = json.loads(line)
+    assert result["image"] == str(image)
+    assert (result["width"], result["height"]) == (1280, 960)
+    assert len(result["dice"]) == 3
+    for die in result["dice"]:
+        assert set(die) == {"value", "colour", "big", "bbox", "confidence"}
+        assert die["value"] is None or 1 <= die["value"] <= 6
+        assert isinstance(die["big"], bool) and 0 <= die["confidence"] <= 1
+        x0, y0, x1, y1 = die["bbox"]
+        assert 0 <= x0 < x1 <= 1280 and 0 <= y0 < y1 <= 960
+    by_x = sorted(result["dice"], key=lambda d: d["bbox"][0])
+    assert [d["value"] for d in by_x] == [4, 1, 3]
+    assert {d["colour"] for d in by_x} == {"red"}
+
+
+def test_read_unreadable_file_exits_2_naming_it(cli, tmp_path):
+    good = tmp_path / "table.png"
+    draw_table(good)
+    bad = tmp_path / "notes.txt"
+    bad.write_text("not an image")
+    out = cli("read", "--json", str(good), str(bad), str(tmp_path / "missing.jpg"))
+    assert out.returncode == 2
+    assert len(out.stdout.splitlines()) == 1  # the good image is still read
+    [message] = out.stderr.strip().splitlines()
+    assert "notes.txt" in message and "missing.jpg" in message
+
+
+def test_read_with_a_broken_profile_exits_2(cli, tmp_path):
+    image = tmp_path / "t.png"
+    draw_table(image)
+    profile = tmp_path / "p.json"
+    profile.write_text("{}")
+    out = cli("read", "--profile", str(profile), str(image))
+    assert out.returncode == 2 and "not a Vegas Table profile" in out.stderr

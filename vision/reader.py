@@ -1,0 +1,385 @@
+"""Read every die in one frame: where it is, its pips, its colour, and how sure we are.
+
+The reader works without knowing the die size: it separates dice from the tray floor by how
+far each pixel is from a smooth model of the floor, learns the die size from the shapes it
+finds, splits touching dice at the die size, then reads each die's top face on a
+rotation-normalised crop. A value is only reported when the pips sit where a real face puts
+them; anything else (a cocked die, motion blur, a glare spot that breaks the pattern) is
+reported as `value: None` with a low confidence, because a confident wrong value would
+silently corrupt a game.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .profile import ColourRef, Profile
+
+WORK_SIZE = 640  # long side the segmentation runs at; dice are 8-70 px there
+FLOOR_SIZE = 160  # long side of the floor model
+CROP = 64  # canonical size of one die's top face
+
+# Built-in palette (DESIGN.md), as sRGB of typical plastic dice under neutral light.
+PALETTE_SRGB: dict[str, tuple[int, int, int]] = {
+    "red": (190, 30, 40),
+    "orange": (235, 110, 30),
+    "yellow": (235, 200, 40),
+    "green": (40, 140, 70),
+    "blue": (30, 70, 170),
+    "purple": (100, 50, 140),
+    "pink": (235, 120, 170),
+    "black": (30, 30, 32),
+    "white": (225, 225, 220),
+    "gray": (125, 125, 125),
+}
+
+# Pip centres of each face on a unit square, before rotation.
+_FACES: dict[int, list[tuple[float, float]]] = {
+    1: [(0.5, 0.5)],
+    2: [(0.25, 0.25), (0.75, 0.75)],
+    3: [(0.25, 0.25), (0.5, 0.5), (0.75, 0.75)],
+    4: [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)],
+    5: [(0.25, 0.25), (0.75, 0.25), (0.5, 0.5), (0.25, 0.75), (0.75, 0.75)],
+    6: [(0.25, 0.25), (0.25, 0.5), (0.25, 0.75), (0.75, 0.25), (0.75, 0.5), (0.75, 0.75)],
+}
+
+
+def _srgb_to_lab(rgb: tuple[int, int, int]) -> np.ndarray:
+    px = np.array([[[rgb[2], rgb[1], rgb[0]]]], np.float32) / 255.0
+    return cv2.cvtColor(px, cv2.COLOR_BGR2Lab)[0, 0]
+
+
+def builtin_palette() -> list[ColourRef]:
+    return [ColourRef(n, tuple(float(v) for v in _srgb_to_lab(c)), 8.0)
+            for n, c in PALETTE_SRGB.items()]
+
+
+@dataclass
+class DieRead:
+    value: int | None
+    colour: str
+    big: bool
+    bbox: tuple[float, float, float, float]
+    confidence: float
+    side: float = 0.0
+    angle: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "colour": self.colour, "big": self.big,
+                "bbox": [round(v, 1) for v in self.bbox],
+                "confidence": round(float(self.confidence), 3)}
+
+
+class DiceReader:
+    """Holds what is fixed between frames (palette, profile); `read` is one frame."""
+
+    def __init__(self, profile: Profile | None = None) -> None:
+        self.profile = profile
+        refs = list(profile.colours) if profile and profile.colours else builtin_palette()
+        self.names = [r.name for r in refs]
+        self.labs = np.array([r.lab for r in refs], np.float32)
+        self.spreads = np.array([max(r.spread, 3.0) for r in refs], np.float32)
+
+    # --- public ----------------------------------------------------------------------------
+    def read(self, frame: np.ndarray) -> list[DieRead]:
+        if frame is None or frame.ndim != 3 or frame.shape[2] != 3 or frame.size == 0:
+            raise ValueError("a frame must be a BGR image (height x width x 3)")
+        h, w = frame.shape[:2]
+        if self.profile and self.profile.white_balance:
+            gains = np.array(self.profile.white_balance, np.float32)
+            frame = np.clip(frame.astype(np.float32) * gains, 0, 255).astype(np.uint8)
+        scale = min(1.0, WORK_SIZE / max(h, w))
+        small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
+            if scale < 1.0 else frame
+        lab = cv2.cvtColor(small.astype(np.float32) * (1 / 255.0), cv2.COLOR_BGR2Lab)
+        floor, bg, region = self._floor(lab)
+        mask = self._dice_mask(lab, bg, region)
+        gains = self._grey_world(small, floor)
+        reads = []
+        for contour in self._candidates(mask):
+            r = self._read_one(frame, contour, scale, gains)
+            if r is not None:
+                reads.append(r)
+        if reads:
+            sides = np.array([r.side for r in reads])
+            base = float(np.median(sides[sides <= np.median(sides) * 1.15]))
+            for r in reads:
+                r.big = r.side > 1.2 * base
+        return reads
+
+    # --- segmentation ----------------------------------------------------------------------
+    def _floor(self, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Find the tray floor and model its colour everywhere, under the dice too.
+
+        The floor is grown from its most common colour with a floating flood fill, which
+        follows light gradients and soft shadows but stops at the sharp edges of dice and
+        walls. Its colour under each die is then the normalised blur of the floor around it.
+        """
+        h, w = lab.shape[:2]
+        f = FLOOR_SIZE / max(h, w)
+        tiny = cv2.resize(lab, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        th, tw = tiny.shape[:2]
+        enc = np.dstack([tiny[..., 0] * 2.55, tiny[..., 1] + 128, tiny[..., 2] + 128])
+        enc = cv2.GaussianBlur(np.clip(enc, 0, 255).astype(np.uint8), (3, 3), 0)
+        gx = cv2.Sobel(tiny[..., 0], cv2.CV_32F, 1, 0)
+        gy = cv2.Sobel(tiny[..., 0], cv2.CV_32F, 0, 1)
+        smooth = np.sqrt(gx * gx + gy * gy) < 12
+        # The floor's colour: the mode of smooth pixels in the middle half of the frame.
+        cy0, cy1, cx0, cx1 = th // 4, 3 * th // 4, tw // 4, 3 * tw // 4
+        mid = enc[cy0:cy1, cx0:cx1][smooth[cy0:cy1, cx0:cx1]]
+        if mid.size == 0:
+            mid = enc.reshape(-1, 3)
+        q = (mid // 8).astype(np.int32)
+        keys = q[:, 0] * 1024 + q[:, 1] * 32 + q[:, 2]
+        mode = np.bincount(keys).argmax()
+        seeds = np.argwhere(((enc // 8).astype(np.int32) @ np.array([1024, 32, 1])) == mode)
+        floor = np.zeros((th + 2, tw + 2), np.uint8)
+        flags = 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8)
+        diff = (3, 3, 3)
+        rng = np.random.default_rng(0)
+        for y, x in seeds[rng.permutation(len(seeds))[:40]]:
+            if floor[y + 1, x + 1] == 0 and smooth[y, x]:
+                cv2.floodFill(enc, floor, (int(x), int(y)), 0, diff, diff, flags)
+        floor = floor[1:-1, 1:-1]
+        # Keep the biggest floor piece; the region dice can be in is its filled outline.
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(floor)
+        if n > 1:
+            biggest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+            floor = (labels == biggest).astype(np.uint8) * 255
+        region = np.zeros_like(floor)
+        cs, _ = cv2.findContours(floor, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        if cs:
+            cv2.drawContours(region, [cv2.convexHull(max(cs, key=cv2.contourArea))], -1, 255,
+                             cv2.FILLED)
+        else:
+            region[:] = 255
+        # Normalised convolution: the floor's colour, filled in under everything else.
+        weight = (floor > 0).astype(np.float32)
+        sigma = max(th, tw) / 20.0
+        num = cv2.GaussianBlur(tiny * weight[..., None], (0, 0), sigma)
+        den = cv2.GaussianBlur(weight, (0, 0), sigma)[..., None] + 1e-4
+        bg_tiny = num / den
+        if float(weight.mean()) < 0.02:
+            bg_tiny[:] = np.median(tiny.reshape(-1, 3), axis=0)
+        bg = cv2.resize(bg_tiny, (w, h), interpolation=cv2.INTER_LINEAR)
+        region = cv2.resize(region, (w, h), interpolation=cv2.INTER_NEAREST)
+        floor = cv2.resize(floor, (w, h), interpolation=cv2.INTER_NEAREST)
+        return floor, bg, region
+
+    def _dice_mask(self, lab: np.ndarray, bg: np.ndarray, region: np.ndarray) -> np.ndarray:
+        """Pixels unlike the floor under them: a colour change, or a strong light change."""
+        d = lab - bg
+        chroma = cv2.magnitude(d[..., 1], d[..., 2])
+        dl = d[..., 0]
+        score = np.maximum(chroma, np.abs(dl) * 0.7)
+        # A shadow only darkens: it must be much darker than the floor to count as a die.
+        shadow = (dl < 0) & (chroma < 8) & (lab[..., 0] > bg[..., 0] * 0.5)
+        score[shadow] = 0
+        score[region == 0] = 0
+        mask = (score > 14).astype(np.uint8) * 255
+        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+        # Fill pips the colour of the floor: small holes only.
+        h, w = mask.shape
+        contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+        if hierarchy is not None:
+            limit = 0.003 * h * w
+            for c, hier in zip(contours, hierarchy[0], strict=True):
+                if hier[3] >= 0 and cv2.contourArea(c) < limit:
+                    cv2.drawContours(mask, [c], -1, 255, cv2.FILLED)
+        return mask
+
+    def _candidates(self, mask: np.ndarray) -> list[np.ndarray]:
+        """One contour per die; touching dice are split at the frame's die size."""
+        h, w = mask.shape
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+        min_area = (max(h, w) * 0.012) ** 2
+        comps = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= min_area]
+        if not comps:
+            return []
+        squareish = []
+        for i in comps:
+            bw, bh = stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]
+            fill = stats[i, cv2.CC_STAT_AREA] / float(bw * bh)
+            if 0.7 < bw / bh < 1.45 and fill > 0.5:
+                squareish.append(math.sqrt(stats[i, cv2.CC_STAT_AREA]))
+        side = float(np.median(squareish)) if squareish else math.sqrt(
+            float(np.median([stats[i, cv2.CC_STAT_AREA] for i in comps])))
+        out: list[np.ndarray] = []
+        for i in comps:
+            x, y, bw, bh, area = stats[i]
+            if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+                continue  # cut by the image edge: never read half a die
+            if area < 0.3 * side * side or area > 20 * side * side:
+                continue
+            if area / float(bw * bh) < 0.3:
+                continue  # rings and strips: walls, box art, the table edge
+            comp = (labels[y:y + bh, x:x + bw] == i).astype(np.uint8) * 255
+            parts = self._split(comp, side) if area > 1.6 * side * side else [comp]
+            for part in parts:
+                cs, _ = cv2.findContours(part, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+                if not cs:
+                    continue
+                c = max(cs, key=cv2.contourArea)
+                if cv2.contourArea(c) < 0.3 * side * side:
+                    continue
+                out.append(c + np.array([x, y]))
+        return out
+
+    @staticmethod
+    def _split(comp: np.ndarray, side: float) -> list[np.ndarray]:
+        dist = cv2.distanceTransform(comp, cv2.DIST_L2, 5)
+        k = max(3, int(side * 0.5) | 1)
+        peaks = (dist >= cv2.dilate(dist, np.ones((k, k), np.uint8))) & (dist > side * 0.3)
+        n, markers = cv2.connectedComponents(peaks.astype(np.uint8))
+        if n <= 2:
+            return [comp]
+        markers = markers.astype(np.int32)
+        markers[comp == 0] = 0
+        unknown = (comp > 0) & (markers == 0)
+        markers = markers + 1
+        markers[unknown] = 0
+        ws = cv2.watershed(cv2.cvtColor(comp, cv2.COLOR_GRAY2BGR), markers)
+        return [((ws == m) & (comp > 0)).astype(np.uint8) * 255 for m in range(2, n + 1)]
+
+    # --- one die ---------------------------------------------------------------------------
+    def _read_one(self, frame: np.ndarray, contour: np.ndarray, scale: float,
+                  gains: np.ndarray) -> DieRead | None:
+        (cx, cy), (rw, rh), angle = cv2.minAreaRect(contour)
+        if min(rw, rh) < 5 or max(rw, rh) / max(min(rw, rh), 1) > 1.6:
+            return None
+        if cv2.contourArea(contour) / (rw * rh) < 0.6:
+            return None
+        inv = 1.0 / scale
+        side = (rw + rh) / 2 * inv
+        x, y, bw, bh = cv2.boundingRect(contour)
+        bbox = (x * inv, y * inv, (x + bw) * inv, (y + bh) * inv)
+        # Rotate the die upright and crop its top face from the full-resolution frame.
+        cx, cy = cx * inv, cy * inv
+        inner = side * 1.0
+        m = cv2.getRotationMatrix2D((cx, cy), angle, CROP / inner)
+        m[0, 2] += CROP / 2 - cx
+        m[1, 2] += CROP / 2 - cy
+        crop = cv2.warpAffine(frame, m, (CROP, CROP), flags=cv2.INTER_AREA
+                              if inner > CROP else cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REPLICATE)
+        crop_lab = cv2.cvtColor(np.clip(crop * gains, 0, 255).astype(np.float32) / 255.0,
+                                cv2.COLOR_BGR2Lab)
+        value, pips_mask, fit = self._pips(crop_lab[..., 0])
+        body = crop_lab[pips_mask == 0] if pips_mask is not None else crop_lab.reshape(-1, 3)
+        colour, cdist = self._name_colour(body)
+        confidence = fit * (1.0 if cdist < 25 else 0.9)
+        return DieRead(value, colour, False, bbox, confidence, side, angle)
+
+    def _pips(self, light: np.ndarray) -> tuple[int | None, np.ndarray | None, float]:
+        """Find the top face's pips and check they sit where a real face puts them.
+
+        Pips are small round blobs that stand out from the face around them, lighter or
+        darker; top-hat and black-hat filters find both kinds whatever the die's colour.
+        Pips on side faces (seen at an angle) are squashed, so roundness drops them; the
+        pattern test then rejects anything that is not a real face (glare, cocked dice).
+        """
+        size = light.shape[0]
+        g8 = np.clip(light * 2.55, 0, 255).astype(np.uint8)
+        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size // 3 | 1, size // 3 | 1))
+        best: tuple[float, list, np.ndarray] | None = None
+        for op in (cv2.MORPH_TOPHAT, cv2.MORPH_BLACKHAT):
+            hat = cv2.morphologyEx(g8, op, k)
+            peak = float(hat.max())
+            if peak < 30:
+                continue
+            _, binary = cv2.threshold(hat, max(25.0, peak * 0.45), 255, cv2.THRESH_BINARY)
+            n, _, stats, centroids = cv2.connectedComponentsWithStats(binary)
+            blobs = []
+            for i in range(1, n):
+                a = stats[i, cv2.CC_STAT_AREA]
+                bw, bh = stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]
+                if not (0.003 * size * size <= a <= 0.06 * size * size):
+                    continue
+                if max(bw, bh) / max(min(bw, bh), 1) > 1.45 or a / float(bw * bh) < 0.5:
+                    continue
+                cx, cy = centroids[i]
+                if not (0.04 * size < cx < 0.96 * size and 0.04 * size < cy < 0.96 * size):
+                    continue
+                blobs.append((cx / size, cy / size, float(a)))
+            if not blobs:
+                continue
+            # Keep the dominant pip size: stray specks and glare spots differ from pips.
+            med = float(np.median([b[2] for b in blobs]))
+            kept = [b for b in blobs if 0.45 * med <= b[2] <= 2.2 * med]
+            strength = len(kept) + float(hat[binary > 0].mean()) / 255.0
+            if best is None or strength > best[0]:
+                best = (strength, kept, binary)
+        if best is None:
+            return None, None, 0.2  # no contrast: blurred, or no face visible
+        _, pips, binary = best
+        count = len(pips)
+        if not 1 <= count <= 6:
+            return None, binary, 0.1
+        pts = np.array([(p[0], p[1]) for p in pips], np.float32)
+        areas = np.array([p[2] for p in pips], np.float32)
+        spread = float(areas.std() / areas.mean()) if count > 1 else 0.0
+        fit = _face_fit(pts, count) * math.exp(-((max(spread - 0.3, 0) / 0.25) ** 2))
+        return count, binary, float(fit)
+
+    def _name_colour(self, body: np.ndarray) -> tuple[str, float]:
+        if body.size == 0:
+            return self.names[0], 99.0
+        med = np.median(body.reshape(-1, 3), axis=0).astype(np.float32)
+        d = np.linalg.norm(self.labs - med, axis=1) / self.spreads
+        i = int(np.argmin(d))
+        return self.names[i], float(np.linalg.norm(self.labs[i] - med))
+
+    def _grey_world(self, img: np.ndarray, floor: np.ndarray) -> np.ndarray:
+        """White balance gains from the floor alone (grey world), unless the profile has them."""
+        if self.profile and self.profile.white_balance:
+            return np.ones(3, np.float32)
+        pixels = img[floor > 0]
+        if pixels.size < 300:
+            pixels = img.reshape(-1, 3)
+        means = pixels.reshape(-1, 3).astype(np.float32).mean(axis=0) + 1e-3
+        return (means.mean() / means).astype(np.float32)
+
+
+def _face_fit(pts: np.ndarray, count: int) -> float:
+    """How well the pips match face `count`, in [0, 1], whatever the rotation and scale.
+
+    Every face is symmetric about its centre, so the pips' centroid is the face centre; the
+    scale comes from the pips' spread, the rotation is searched. One pip must lie near the
+    middle of the die.
+    """
+    centre = pts.mean(axis=0)
+    if count == 1:
+        off = float(np.linalg.norm(centre - 0.5))
+        return 0.97 * math.exp(-((max(off - 0.12, 0) / 0.1) ** 2))
+    tpl = np.array(_FACES[count], np.float32) - 0.5
+    rel = pts - centre
+    scale = math.sqrt(float((rel ** 2).sum(axis=1).mean()))
+    tscale = math.sqrt(float((tpl ** 2).sum(axis=1).mean()))
+    if scale < 0.08 or scale > 0.45:
+        return 0.05  # pips far too close or too far apart for one face
+    rel = rel / scale * tscale
+    best = math.inf
+    for deg in range(0, 180, 6):
+        t = math.radians(deg)
+        rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]], np.float32)
+        d = np.linalg.norm(rel[:, None, :] - (tpl @ rot.T)[None, :, :], axis=2)
+        # Each template pip must be used once: greedy on the sorted distances is exact here.
+        err = 0.0
+        used: set[int] = set()
+        for i in np.argsort(d.min(axis=1)):
+            j = min((j for j in range(count) if j not in used), key=lambda j: d[i, j])
+            used.add(j)
+            err += d[i, j]
+        best = min(best, err / count)
+    off = float(np.linalg.norm(centre - 0.5))
+    return math.exp(-((best / 0.06) ** 2)) * math.exp(-((max(off - 0.15, 0) / 0.1) ** 2))
+
+
+def read_dice(frame: np.ndarray, profile: Profile | None = None) -> list[DieRead]:
+    return DiceReader(profile).read(frame)
