@@ -306,6 +306,7 @@ def evaluate(
     limit: int | None = None,
     confident: float = 0.9,
     min_iou: float = 0.5,
+    only: Callable[[dict], bool] | None = None,
 ) -> SetReport:
     """Run `reader` over one data set and score it against the labels.
 
@@ -315,6 +316,8 @@ def evaluate(
     """
     folder = Path(folder)
     entries = load_manifest(folder)
+    if only is not None:
+        entries = [e for e in entries if only(e)]  # e.g. the images a model never trained on
     if limit is not None:
         entries = entries[: max(0, limit)]
     crops = Path(crops_dir) if crops_dir is not None else None

@@ -23,6 +23,7 @@ from .profile import ColourRef, Profile
 WORK_SIZE = 640  # long side the segmentation runs at; dice are 8-70 px there
 FLOOR_SIZE = 160  # long side of the floor model
 CROP = 64  # canonical size of one die's top face
+BOX_PAD = 0.08  # share of the die side added around the mask's box
 
 # Built-in palette (DESIGN.md), as sRGB of typical plastic dice under neutral light.
 PALETTE_SRGB: dict[str, tuple[int, int, int]] = {
@@ -137,20 +138,24 @@ class DiceReader:
         q = (mid // 8).astype(np.int32)
         keys = q[:, 0] * 1024 + q[:, 1] * 32 + q[:, 2]
         mode = np.bincount(keys).argmax()
-        seeds = np.argwhere(((enc // 8).astype(np.int32) @ np.array([1024, 32, 1])) == mode)
+        central = np.zeros((th, tw), bool)
+        central[cy0:cy1, cx0:cx1] = True
+        codes = (enc // 8).astype(np.int32) @ np.array([1024, 32, 1])
+        seeds = np.argwhere((codes == mode) & smooth & central)
         floor = np.zeros((th + 2, tw + 2), np.uint8)
         flags = 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8)
         diff = (3, 3, 3)
         rng = np.random.default_rng(0)
         for y, x in seeds[rng.permutation(len(seeds))[:40]]:
-            if floor[y + 1, x + 1] == 0 and smooth[y, x]:
+            if floor[y + 1, x + 1] == 0:
                 cv2.floodFill(enc, floor, (int(x), int(y)), 0, diff, diff, flags)
         floor = floor[1:-1, 1:-1]
-        # Keep the biggest floor piece; the region dice can be in is its filled outline.
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(floor)
-        if n > 1:
-            biggest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-            floor = (labels == biggest).astype(np.uint8) * 255
+        # Keep the floor piece holding most of the seeds (the tray, not the table).
+        n, labels = cv2.connectedComponents(floor)
+        if n > 1 and len(seeds):
+            votes = np.bincount(labels[seeds[:, 0], seeds[:, 1]], minlength=n)
+            votes[0] = 0
+            floor = (labels == int(np.argmax(votes))).astype(np.uint8) * 255
         region = np.zeros_like(floor)
         cs, _ = cv2.findContours(floor, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
         if cs:
@@ -176,12 +181,19 @@ class DiceReader:
         d = lab - bg
         chroma = cv2.magnitude(d[..., 1], d[..., 2])
         dl = d[..., 0]
-        score = np.maximum(chroma, np.abs(dl) * 0.7)
+        score = np.maximum(chroma, np.where(dl > 0, dl * 1.1, -dl * 0.7))
         # A shadow only darkens: it must be much darker than the floor to count as a die.
         shadow = (dl < 0) & (chroma < 8) & (lab[..., 0] > bg[..., 0] * 0.5)
         score[shadow] = 0
+        # Texture: a white die on a white floor differs little in colour, but its outline and
+        # pips are sharp edges where the floor is smooth.
+        gx = cv2.Sobel(lab[..., 0], cv2.CV_32F, 1, 0, ksize=3)
+        gy = cv2.Sobel(lab[..., 0], cv2.CV_32F, 0, 1, ksize=3)
+        energy = cv2.blur(cv2.magnitude(gx, gy), (5, 5))
+        floor_energy = float(np.median(energy[region > 0])) if region.any() else 1.0
+        edges = (energy > max(25.0, 6.0 * floor_energy)) & (dl > 4)
         score[region == 0] = 0
-        mask = (score > 14).astype(np.uint8) * 255
+        mask = ((score > 12) | (edges & (region > 0))).astype(np.uint8) * 255
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
         # Fill pips the colour of the floor: small holes only.
@@ -208,8 +220,12 @@ class DiceReader:
             fill = stats[i, cv2.CC_STAT_AREA] / float(bw * bh)
             if 0.7 < bw / bh < 1.45 and fill > 0.5:
                 squareish.append(math.sqrt(stats[i, cv2.CC_STAT_AREA]))
-        side = float(np.median(squareish)) if squareish else math.sqrt(
-            float(np.median([stats[i, cv2.CC_STAT_AREA] for i in comps])))
+        if squareish:
+            # Specks are square too: judge the die size from the larger squares only.
+            sq = np.array(squareish)
+            side = float(np.median(sq[sq >= 0.6 * np.percentile(sq, 75)]))
+        else:
+            side = math.sqrt(float(np.median([stats[i, cv2.CC_STAT_AREA] for i in comps])))
         out: list[np.ndarray] = []
         for i in comps:
             x, y, bw, bh, area = stats[i]
@@ -258,7 +274,10 @@ class DiceReader:
         inv = 1.0 / scale
         side = (rw + rh) / 2 * inv
         x, y, bw, bh = cv2.boundingRect(contour)
-        bbox = (x * inv, y * inv, (x + bw) * inv, (y + bh) * inv)
+        # The mask holds the die's lit faces; its 3D body (darker sides, rounded edges) reaches
+        # a little further, and that body is what a die's box means.
+        pad = BOX_PAD * (bw + bh) / 2
+        bbox = ((x - pad) * inv, (y - pad) * inv, (x + bw + pad) * inv, (y + bh + pad) * inv)
         # Rotate the die upright and crop its top face from the full-resolution frame.
         cx, cy = cx * inv, cy * inv
         inner = side * 1.0
