@@ -79,8 +79,18 @@ class DieRead:
 class DiceReader:
     """Holds what is fixed between frames (palette, profile); `read` is one frame."""
 
-    def __init__(self, profile: Profile | None = None) -> None:
+    def __init__(self, profile: Profile | None = None, learned: bool | None = None) -> None:
+        """`learned=None` uses the value net when its model file is there, else pip rules."""
         self.profile = profile
+        self.net = None
+        if learned is not False:
+            try:
+                from .valuenet import ValueNet
+
+                self.net = ValueNet()
+            except (ImportError, FileNotFoundError, cv2.error):
+                if learned:
+                    raise
         refs = list(profile.colours) if profile and profile.colours else builtin_palette()
         self.names = [r.name for r in refs]
         self.labs = np.array([r.lab for r in refs], np.float32)
@@ -101,11 +111,12 @@ class DiceReader:
         floor, bg, region = self._floor(lab)
         mask = self._dice_mask(lab, bg, region)
         gains = self._grey_world(small, floor)
-        reads = []
-        for contour in self._candidates(mask):
-            r = self._read_one(frame, contour, scale, gains)
-            if r is not None:
-                reads.append(r)
+        contours, side = self._candidates(mask)
+        if self.net is not None:
+            reads = self._read_learned(frame, mask, contours, side, scale, gains)
+        else:
+            reads = [r for r in (self._read_one(frame, c, scale, gains) for c, _ in contours)
+                     if r is not None]
         if reads:
             sides = np.array([r.side for r in reads])
             base = float(np.median(sides[sides <= np.median(sides) * 1.15]))
@@ -206,14 +217,15 @@ class DiceReader:
                     cv2.drawContours(mask, [c], -1, 255, cv2.FILLED)
         return mask
 
-    def _candidates(self, mask: np.ndarray) -> list[np.ndarray]:
-        """One contour per die; touching dice are split at the frame's die size."""
+    def _candidates(self, mask: np.ndarray) -> tuple[list[tuple[np.ndarray, bool]], float]:
+        """Contours of dice, each flagged whether it looks like exactly one die, and the size
+        of a die in this frame. Touching dice are split at that size where possible."""
         h, w = mask.shape
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         min_area = (max(h, w) * 0.012) ** 2
         comps = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= min_area]
         if not comps:
-            return []
+            return [], 0.0
         squareish = []
         for i in comps:
             bw, bh = stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]
@@ -226,7 +238,7 @@ class DiceReader:
             side = float(np.median(sq[sq >= 0.6 * np.percentile(sq, 75)]))
         else:
             side = math.sqrt(float(np.median([stats[i, cv2.CC_STAT_AREA] for i in comps])))
-        out: list[np.ndarray] = []
+        out: list[tuple[np.ndarray, bool]] = []
         for i in comps:
             x, y, bw, bh, area = stats[i]
             if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
@@ -242,10 +254,14 @@ class DiceReader:
                 if not cs:
                     continue
                 c = max(cs, key=cv2.contourArea)
-                if cv2.contourArea(c) < 0.3 * side * side:
+                a = cv2.contourArea(c)
+                if a < 0.3 * side * side:
                     continue
-                out.append(c + np.array([x, y]))
-        return out
+                (_, _), (rw, rh), _ = cv2.minAreaRect(c)
+                single = (a < 1.6 * side * side and max(rw, rh) < 1.5 * min(rw, rh)
+                          and a > 0.7 * rw * rh)
+                out.append((c + np.array([x, y]), single))
+        return out, side
 
     @staticmethod
     def _split(comp: np.ndarray, side: float) -> list[np.ndarray]:
@@ -262,6 +278,75 @@ class DiceReader:
         markers[unknown] = 0
         ws = cv2.watershed(cv2.cvtColor(comp, cv2.COLOR_GRAY2BGR), markers)
         return [((ws == m) & (comp > 0)).astype(np.uint8) * 255 for m in range(2, n + 1)]
+
+    # --- learned reading -------------------------------------------------------------------
+    def _read_learned(self, frame: np.ndarray, mask: np.ndarray,
+                      contours: list[tuple[np.ndarray, bool]], side: float, scale: float,
+                      gains: np.ndarray) -> list[DieRead]:
+        """Propose boxes from the mask, let the net say which hold a die and its value.
+
+        A lone die gives one box; a blob that is not clearly one die (a cluster, a die against
+        a wall) is covered by die-sized windows, and the net's "not a die" class plus
+        overlap suppression keep one box per die.
+        """
+        from .valuenet import NOT_A_DIE, UNREADABLE, crop_for
+
+        inv = 1.0 / scale
+        boxes: list[tuple[float, float, float, float]] = []
+        for contour, single in contours:
+            x, y, bw, bh = cv2.boundingRect(contour)
+            if single:
+                pad = BOX_PAD * (bw + bh) / 2
+                boxes.append(((x - pad) * inv, (y - pad) * inv, (x + bw + pad) * inv,
+                              (y + bh + pad) * inv))
+                continue
+            win = side * (1 + 2 * BOX_PAD)
+            step = max(2.0, side / 3)
+            xs = np.arange(x + side / 2, max(x + bw - side / 2, x + side / 2) + 1e-3, step)
+            ys = np.arange(y + side / 2, max(y + bh - side / 2, y + side / 2) + 1e-3, step)
+            for cy in ys:
+                for cx in xs:
+                    if mask[min(int(cy), mask.shape[0] - 1), min(int(cx), mask.shape[1] - 1)]:
+                        boxes.append(((cx - win / 2) * inv, (cy - win / 2) * inv,
+                                      (cx + win / 2) * inv, (cy + win / 2) * inv))
+        if not boxes:
+            return []
+        probs = self.net.predict(np.stack([crop_for(frame, b) for b in boxes]))
+        die_p = 1.0 - probs[:, NOT_A_DIE]
+        order = np.argsort(-die_p)
+        kept: list[int] = []
+        for i in order:
+            if die_p[i] < 0.5:
+                break
+            if all(_iou(boxes[i], boxes[j]) < 0.3 for j in kept):
+                kept.append(int(i))
+        reads = []
+        for i in kept:
+            p = probs[i]
+            k = int(np.argmax(p[1:])) + 1  # best among values and "unreadable"
+            value = None if k == UNREADABLE else k
+            x0, y0, x1, y1 = boxes[i]
+            colour, _ = self._box_colour(frame, boxes[i], gains)
+            side_px = ((x1 - x0) + (y1 - y0)) / 2 / (1 + 2 * BOX_PAD)
+            # p[k] is the probability of "a die showing exactly k": the chance of no die at
+            # all already lowers it.
+            reads.append(DieRead(value, colour, False, (x0, y0, x1, y1), float(p[k]),
+                                 side_px, 0.0))
+        return reads
+
+    def _box_colour(self, frame: np.ndarray, box: tuple[float, float, float, float],
+                    gains: np.ndarray) -> tuple[str, float]:
+        """The die's colour from the middle of its box; the median ignores the pips."""
+        x0, y0, x1, y1 = box
+        cw, ch = (x1 - x0) * 0.25, (y1 - y0) * 0.25
+        h, w = frame.shape[:2]
+        a0, b0 = max(0, int(x0 + cw)), max(0, int(y0 + ch))
+        a1, b1 = min(w, int(x1 - cw) + 1), min(h, int(y1 - ch) + 1)
+        if a1 <= a0 or b1 <= b0:
+            return self.names[0], 99.0
+        patch = np.clip(frame[b0:b1, a0:a1].astype(np.float32) * gains, 0, 255) / 255.0
+        lab = cv2.cvtColor(patch.astype(np.float32), cv2.COLOR_BGR2Lab)
+        return self._name_colour(lab.reshape(-1, 3))
 
     # --- one die ---------------------------------------------------------------------------
     def _read_one(self, frame: np.ndarray, contour: np.ndarray, scale: float,
@@ -398,6 +483,14 @@ def _face_fit(pts: np.ndarray, count: int) -> float:
         best = min(best, err / count)
     off = float(np.linalg.norm(centre - 0.5))
     return math.exp(-((best / 0.06) ** 2)) * math.exp(-((max(off - 0.15, 0) / 0.1) ** 2))
+
+
+def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
 
 
 def read_dice(frame: np.ndarray, profile: Profile | None = None) -> list[DieRead]:
