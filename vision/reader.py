@@ -83,6 +83,7 @@ class DiceReader:
         """`learned=None` uses the value net when its model file is there, else pip rules."""
         self.profile = profile
         self.net = None
+        self.last_proposals: tuple[list, np.ndarray] | None = None
         if learned is not False:
             try:
                 from .valuenet import ValueNet
@@ -113,7 +114,8 @@ class DiceReader:
         gains = self._grey_world(small, floor)
         contours, side = self._candidates(mask)
         if self.net is not None:
-            reads = self._read_learned(frame, mask, contours, side, scale, gains)
+            extra = self._pip_clusters(lab, region, mask, side)
+            reads = self._read_learned(frame, mask, contours, side, scale, gains, extra)
         else:
             reads = [r for r in (self._read_one(frame, c, scale, gains) for c, _ in contours)
                      if r is not None]
@@ -279,10 +281,52 @@ class DiceReader:
         ws = cv2.watershed(cv2.cvtColor(comp, cv2.COLOR_GRAY2BGR), markers)
         return [((ws == m) & (comp > 0)).astype(np.uint8) * 255 for m in range(2, n + 1)]
 
+    def _pip_clusters(self, lab: np.ndarray, region: np.ndarray, mask: np.ndarray,
+                      side: float) -> list[tuple[float, float, float]]:
+        """Die proposals from pips alone, for dice the colour mask misses (white on white).
+
+        Dark pips on a light die are the most visible thing about it even when its body
+        matches the floor. Pip-sized dark blobs outside the mask are grouped by distance;
+        each group's centre is a face centre (every face is symmetric about it).
+        """
+        light = np.clip(lab[..., 0] * 2.55, 0, 255).astype(np.uint8)
+        est = side if side > 0 else max(lab.shape[:2]) * 0.05
+        k = max(3, int(est * 0.4) | 1)
+        hat = cv2.morphologyEx(light, cv2.MORPH_BLACKHAT,
+                               cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+        blobs = ((hat > 40) & (region > 0) & (mask == 0)).astype(np.uint8)
+        n, _, stats, centroids = cv2.connectedComponentsWithStats(blobs)
+        lo, hi = (0.06 * est) ** 2, (0.3 * est) ** 2
+        pts = [centroids[i] for i in range(1, n)
+               if lo <= stats[i, cv2.CC_STAT_AREA] <= hi
+               and max(stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT])
+               <= 2 * min(stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]) + 1]
+        if not pts or len(pts) > 200:
+            return []
+        pts_a = np.array(pts, np.float32)
+        parent = list(range(len(pts)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        d = np.linalg.norm(pts_a[:, None] - pts_a[None], axis=2)
+        for i, j in zip(*np.nonzero(d < 0.62 * est), strict=True):
+            parent[root(int(i))] = root(int(j))
+        groups: dict[int, list[int]] = {}
+        for i in range(len(pts)):
+            groups.setdefault(root(i), []).append(i)
+        box = est * (1 + 2 * BOX_PAD)
+        return [(float(pts_a[g, 0].mean()), float(pts_a[g, 1].mean()), box)
+                for g in groups.values() if len(g) <= 6]
+
     # --- learned reading -------------------------------------------------------------------
     def _read_learned(self, frame: np.ndarray, mask: np.ndarray,
                       contours: list[tuple[np.ndarray, bool]], side: float, scale: float,
-                      gains: np.ndarray) -> list[DieRead]:
+                      gains: np.ndarray,
+                      extra: list[tuple[float, float, float]] = ()) -> list[DieRead]:
         """Propose boxes from the mask, let the net say which hold a die and its value.
 
         A lone die gives one box; a blob that is not clearly one die (a cluster, a die against
@@ -309,10 +353,15 @@ class DiceReader:
                     if mask[min(int(cy), mask.shape[0] - 1), min(int(cx), mask.shape[1] - 1)]:
                         boxes.append(((cx - win / 2) * inv, (cy - win / 2) * inv,
                                       (cx + win / 2) * inv, (cy + win / 2) * inv))
+        for cx, cy, s in extra:
+            box = ((cx - s / 2) * inv, (cy - s / 2) * inv, (cx + s / 2) * inv, (cy + s / 2) * inv)
+            if all(_iou(box, b) < 0.3 for b in boxes):
+                boxes.append(box)
         if not boxes:
             return []
         probs = self.net.predict(np.stack([crop_for(frame, b) for b in boxes]))
         die_p = 1.0 - probs[:, NOT_A_DIE]
+        self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
         order = np.argsort(-die_p)
         kept: list[int] = []
         for i in order:
