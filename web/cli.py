@@ -273,6 +273,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_synth(args: argparse.Namespace) -> int:
+    from vision.synth import write_set
+
+    if args.n < 1:
+        raise UsageError("--n must be at least 1")
+    try:
+        manifest = write_set(args.out_dir, args.n, args.preset, args.seed, args.width,
+                             args.height)
+    except OSError as exc:
+        raise UsageError(f"cannot write to {args.out_dir}: {exc.strerror or exc}") from None
+    print(f"wrote {args.n} {args.preset} scenes and {manifest}")
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line like every other error of the command."""
@@ -323,6 +337,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--crops", help="write crops of missed, extra and misread dice here")
     p.add_argument("--limit", type=int, default=None, help="only the first N images per set")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("synth", help="render labelled synthetic tray scenes (manifest.jsonl)")
+    p.add_argument("out_dir", metavar="OUT_DIR")
+    p.add_argument("--n", type=int, default=100, help="number of scenes")
+    p.add_argument("--preset", default="hard", choices=["easy", "normal", "hard"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--width", type=int, default=1280)
+    p.add_argument("--height", type=int, default=960)
+    p.set_defaults(func=cmd_synth)
     return parser
 
 
