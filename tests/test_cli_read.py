@@ -63,3 +63,22 @@ def test_read_with_a_broken_profile_exits_2(cli, tmp_path):
     profile.write_text("{}")
     out = cli("read", "--profile", str(profile), str(image))
     assert out.returncode == 2 and "not a Vegas Table profile" in out.stderr
+
+
+def test_synth_then_eval_round_trip(cli, tmp_path):
+    out = cli("synth", str(tmp_path / "set"), "--n", "2", "--preset", "easy", "--seed", "4")
+    assert out.returncode == 0, out.stderr
+    lines = (tmp_path / "set" / "manifest.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    entry = json.loads(lines[0])
+    assert (tmp_path / "set" / entry["image"]).is_file()
+    assert entry["dice"] and {"value", "bbox", "colour", "big"} <= set(entry["dice"][0])
+    report = cli("eval", str(tmp_path / "set"))
+    assert report.returncode == 0, report.stderr
+    assert "recall" in report.stdout and "set" in report.stdout
+
+
+def test_eval_on_a_folder_without_manifest_exits_2(cli, tmp_path):
+    out = cli("eval", str(tmp_path))
+    assert out.returncode == 2 and "manifest.jsonl" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

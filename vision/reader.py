@@ -24,6 +24,7 @@ WORK_SIZE = 640  # long side the segmentation runs at; dice are 8-70 px there
 FLOOR_SIZE = 160  # long side of the floor model
 CROP = 64  # canonical size of one die's top face
 BOX_PAD = 0.08  # share of the die side added around the mask's box
+CERTAIN = 0.9  # confidence from which a read is applied without asking (DESIGN.md)
 
 # Built-in palette (DESIGN.md), as sRGB of typical plastic dice under neutral light.
 PALETTE_SRGB: dict[str, tuple[int, int, int]] = {
@@ -111,7 +112,10 @@ class DiceReader:
         lab = cv2.cvtColor(small.astype(np.float32) * (1 / 255.0), cv2.COLOR_BGR2Lab)
         floor, bg, region = self._floor(lab)
         mask = self._dice_mask(lab, bg, region)
-        gains = self._grey_world(small, floor)
+        tiny = cv2.resize(small, (floor.shape[1] // 4, floor.shape[0] // 4),
+                          interpolation=cv2.INTER_AREA)
+        gains = self._grey_world(tiny, cv2.resize(floor, (tiny.shape[1], tiny.shape[0]),
+                                                  interpolation=cv2.INTER_NEAREST))
         contours, side = self._candidates(mask)
         if self.net is not None:
             extra = self._pip_clusters(lab, region, mask, side)
@@ -123,16 +127,16 @@ class DiceReader:
             sides = np.array([r.side for r in reads])
             base = float(np.median(sides[sides <= np.median(sides) * 1.15]))
             for r in reads:
-                r.big = r.side > 1.2 * base
+                r.big = bool(r.side > 1.2 * base)
         return reads
 
     # --- segmentation ----------------------------------------------------------------------
     def _floor(self, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Find the tray floor and model its colour everywhere, under the dice too.
 
-        The floor is grown from its most common colour with a floating flood fill, which
-        follows light gradients and soft shadows but stops at the sharp edges of dice and
-        walls. Its colour under each die is then the normalised blur of the floor around it.
+        The floor is what a smooth colour surface fitted from the middle of the frame explains;
+        its colour under each die is then the normalised blur of the floor around it, which
+        follows shadows and gradients the fit does not.
         """
         h, w = lab.shape[:2]
         f = FLOOR_SIZE / max(h, w)
@@ -143,30 +147,42 @@ class DiceReader:
         gx = cv2.Sobel(tiny[..., 0], cv2.CV_32F, 1, 0)
         gy = cv2.Sobel(tiny[..., 0], cv2.CV_32F, 0, 1)
         smooth = np.sqrt(gx * gx + gy * gy) < 12
-        # The floor's colour: the mode of smooth pixels in the middle half of the frame.
-        cy0, cy1, cx0, cx1 = th // 4, 3 * th // 4, tw // 4, 3 * tw // 4
-        mid = enc[cy0:cy1, cx0:cx1][smooth[cy0:cy1, cx0:cx1]]
-        if mid.size == 0:
-            mid = enc.reshape(-1, 3)
-        q = (mid // 8).astype(np.int32)
-        keys = q[:, 0] * 1024 + q[:, 1] * 32 + q[:, 2]
-        mode = np.bincount(keys).argmax()
+        # The floor is a smooth surface of one material: fit its colour as a quadratic
+        # function of position (light gradients, vignetting), starting from the middle of the
+        # frame, and keep refitting on the pixels the fit explains.
+        yy, xx = np.mgrid[0:th, 0:tw].astype(np.float32)
+        u, v = xx / tw - 0.5, yy / th - 0.5
+        design = np.stack([np.ones_like(u), u, v, u * u, u * v, v * v], axis=-1).reshape(-1, 6)
+        values = tiny.reshape(-1, 3)
+        cy0, cy1, cx0, cx1 = th // 5, 4 * th // 5, tw // 5, 4 * tw // 5
         central = np.zeros((th, tw), bool)
         central[cy0:cy1, cx0:cx1] = True
-        codes = (enc // 8).astype(np.int32) @ np.array([1024, 32, 1])
-        seeds = np.argwhere((codes == mode) & smooth & central)
-        floor = np.zeros((th + 2, tw + 2), np.uint8)
-        flags = 4 | cv2.FLOODFILL_MASK_ONLY | (255 << 8)
-        diff = (3, 3, 3)
-        rng = np.random.default_rng(0)
-        for y, x in seeds[rng.permutation(len(seeds))[:40]]:
-            if floor[y + 1, x + 1] == 0:
-                cv2.floodFill(enc, floor, (int(x), int(y)), 0, diff, diff, flags)
-        floor = floor[1:-1, 1:-1]
-        # Keep the floor piece holding most of the seeds (the tray, not the table).
+        inliers = (central & smooth).reshape(-1)
+        if inliers.sum() < 30:
+            inliers = central.reshape(-1)
+        # Start from the dominant colour of the middle, so dice and walls don't pull the fit.
+        med = np.median(values[inliers], axis=0)
+        dist0 = np.linalg.norm((values - med) * (0.5, 1, 1), axis=1)
+        inliers &= dist0 < max(8.0, float(np.percentile(dist0[inliers], 60)))
+        resid = dist0
+        for _ in range(4):
+            if inliers.sum() < 12:
+                break
+            fit = np.flatnonzero(inliers)[::3]  # a third of the floor pins six numbers down
+            coef, *_ = np.linalg.lstsq(design[fit], values[fit], rcond=None)
+            model = design @ coef
+            resid = np.linalg.norm((values - model) * (0.5, 1, 1), axis=1)
+            t = max(4.0, 3.0 * float(np.median(resid[inliers])))
+            inliers = resid < t
+        t = max(4.0, 3.0 * float(np.median(resid[inliers]))) if inliers.any() else 4.0
+        # Where the lamp burns the floor out to white, no smooth fit follows the plateau.
+        burnt = (values[:, 0] > 95) & (np.abs(values[:, 1:]).max(axis=1) < 6)
+        floor = ((resid < t) | burnt).reshape(th, tw).astype(np.uint8) * 255
+        floor = cv2.morphologyEx(floor, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        # Keep the floor piece that covers most of the middle (the tray, not the table).
         n, labels = cv2.connectedComponents(floor)
-        if n > 1 and len(seeds):
-            votes = np.bincount(labels[seeds[:, 0], seeds[:, 1]], minlength=n)
+        if n > 1:
+            votes = np.bincount(labels[central], minlength=n)
             votes[0] = 0
             floor = (labels == int(np.argmax(votes))).astype(np.uint8) * 255
         region = np.zeros_like(floor)
@@ -174,6 +190,9 @@ class DiceReader:
         if cs:
             cv2.drawContours(region, [cv2.convexHull(max(cs, key=cv2.contourArea))], -1, 255,
                              cv2.FILLED)
+            # Dice lie on the floor's edge too (against a wall): reach a little past it.
+            k = max(3, int(max(th, tw) * 0.04) | 1)
+            region = cv2.dilate(region, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
         else:
             region[:] = 255
         # Normalised convolution: the floor's colour, filled in under everything else.
@@ -228,42 +247,70 @@ class DiceReader:
         comps = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= min_area]
         if not comps:
             return [], 0.0
-        squareish = []
+        # The die size: the short side of solid blobs (a lone die, or a row of touching
+        # dice, is as wide as one die), judged on the larger blobs since specks are solid too.
+        shorts = []
         for i in comps:
-            bw, bh = stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]
-            fill = stats[i, cv2.CC_STAT_AREA] / float(bw * bh)
-            if 0.7 < bw / bh < 1.45 and fill > 0.5:
-                squareish.append(math.sqrt(stats[i, cv2.CC_STAT_AREA]))
-        if squareish:
-            # Specks are square too: judge the die size from the larger squares only.
-            sq = np.array(squareish)
-            side = float(np.median(sq[sq >= 0.6 * np.percentile(sq, 75)]))
+            bw, bh, area = (stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT],
+                            stats[i, cv2.CC_STAT_AREA])
+            if area / float(bw * bh) > 0.5 and max(bw, bh) < 6 * min(bw, bh):
+                ys, xs = np.nonzero(labels[stats[i, 1]:stats[i, 1] + bh,
+                                           stats[i, 0]:stats[i, 0] + bw] == i)
+                (_, _), (rw, rh), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
+                if area > 0.6 * rw * rh and min(rw, rh) >= max(h, w) * 0.011:
+                    shorts.append((min(rw, rh), float(area)))
+        if shorts:
+            # Median weighted by area: a few dice outweigh many specks and wall slivers.
+            sq = np.array(sorted(shorts))
+            cum = np.cumsum(sq[:, 1])
+            side = float(sq[np.searchsorted(cum, cum[-1] / 2), 0])
         else:
-            side = math.sqrt(float(np.median([stats[i, cv2.CC_STAT_AREA] for i in comps])))
+            side = max(h, w) * 0.055  # a mounted camera's typical die: a prior, not a guess
         out: list[tuple[np.ndarray, bool]] = []
         for i in comps:
             x, y, bw, bh, area = stats[i]
-            if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
-                continue  # cut by the image edge: never read half a die
-            if area < 0.3 * side * side or area > 20 * side * side:
-                continue
-            if area / float(bw * bh) < 0.3:
-                continue  # rings and strips: walls, box art, the table edge
             comp = (labels[y:y + bh, x:x + bw] == i).astype(np.uint8) * 255
-            parts = self._split(comp, side) if area > 1.6 * side * side else [comp]
-            for part in parts:
-                cs, _ = cv2.findContours(part, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-                if not cs:
-                    continue
-                c = max(cs, key=cv2.contourArea)
-                a = cv2.contourArea(c)
-                if a < 0.3 * side * side:
-                    continue
-                (_, _), (rw, rh), _ = cv2.minAreaRect(c)
-                single = (a < 1.6 * side * side and max(rw, rh) < 1.5 * min(rw, rh)
-                          and a > 0.7 * rw * rh)
-                out.append((c + np.array([x, y]), single))
+            edge = x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
+            if area < 0.3 * side * side:
+                continue
+            if edge or area > 20 * side * side or area / float(bw * bh) < 0.3:
+                # Walls, rims and box art, perhaps with dice touching them: thin structures
+                # vanish under an opening at the die's size, dice stay.
+                k = max(3, int(side * 0.7) | 1)
+                comp = cv2.morphologyEx(
+                    comp, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
+                n2, lab2, st2, _ = cv2.connectedComponentsWithStats(comp)
+                for j in range(1, n2):
+                    px, py, pw, ph, pa = st2[j]
+                    gx, gy = x + px, y + py
+                    if gx <= 1 or gy <= 1 or gx + pw >= w - 1 or gy + ph >= h - 1:
+                        continue  # cut by the image edge: never read half a die
+                    if not 0.3 * side * side <= pa <= 6 * side * side:
+                        continue
+                    piece = (lab2[py:py + ph, px:px + pw] == j).astype(np.uint8) * 255
+                    self._emit(piece, gx, gy, side, out)
+                continue
+            self._emit(comp, x, y, side, out)
         return out, side
+
+    def _emit(self, comp: np.ndarray, x: int, y: int, side: float,
+              out: list[tuple[np.ndarray, bool]]) -> None:
+        """Add one blob's dice to `out`, splitting it when it is more than one die."""
+        area = cv2.countNonZero(comp)
+        parts = self._split(comp, side) if area > 2.4 * side * side else [comp]
+        for part in parts:
+            cs, _ = cv2.findContours(part, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+            if not cs:
+                continue
+            c = max(cs, key=cv2.contourArea)
+            a = cv2.contourArea(c)
+            if a < 0.3 * side * side:
+                continue
+            (_, _), (rw, rh), _ = cv2.minAreaRect(c)
+            # One die, Biggy included (1.4 x 1.4 = 2 dice of area), is a solid square.
+            single = (a < 2.4 * side * side and max(rw, rh) < 1.3 * min(rw, rh)
+                      and a > 0.7 * rw * rh)
+            out.append((c + np.array([x, y]), single))
 
     @staticmethod
     def _split(comp: np.ndarray, side: float) -> list[np.ndarray]:
@@ -337,10 +384,16 @@ class DiceReader:
 
         inv = 1.0 / scale
         boxes: list[tuple[float, float, float, float]] = []
+        leaning: set[int] = set()
         for contour, single in contours:
             x, y, bw, bh = cv2.boundingRect(contour)
             if single:
                 pad = BOX_PAD * (bw + bh) / 2
+                (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
+                if max(rw, rh) > 1.2 * min(rw, rh):
+                    # A die lying flat looks square from above; one leaning on another die
+                    # or a wall shows a long side face. Its value may be read, never trusted.
+                    leaning.add(len(boxes))
                 boxes.append(((x - pad) * inv, (y - pad) * inv, (x + bw + pad) * inv,
                               (y + bh + pad) * inv))
                 continue
@@ -379,9 +432,35 @@ class DiceReader:
             side_px = ((x1 - x0) + (y1 - y0)) / 2 / (1 + 2 * BOX_PAD)
             # p[k] is the probability of "a die showing exactly k": the chance of no die at
             # all already lowers it.
-            reads.append(DieRead(value, colour, False, (x0, y0, x1, y1), float(p[k]),
+            confidence = float(p[k])
+            if value is not None and confidence >= CERTAIN:
+                confidence = self._second_opinion(frame, boxes[i], value, confidence)
+            if i in leaning:
+                confidence = min(confidence, CERTAIN - 0.1)
+            reads.append(DieRead(value, colour, False, (x0, y0, x1, y1), confidence,
                                  side_px, 0.0))
         return reads
+
+    def _second_opinion(self, frame: np.ndarray, box: tuple[float, float, float, float],
+                        value: int, confidence: float) -> float:
+        """Keep a certain read certain only if the pips, counted by rule, agree.
+
+        The net and the pip rules fail in different ways; a value both see is far less likely
+        to be wrong than either alone, and "certain" must mean well under 1 error in 1,000.
+        """
+        x0, y0, x1, y1 = box
+        m = (x1 - x0) * BOX_PAD
+        h, w = frame.shape[:2]
+        a0, b0 = max(0, int(x0 + m)), max(0, int(y0 + m))
+        a1, b1 = min(w, int(x1 - m) + 1), min(h, int(y1 - m) + 1)
+        if a1 - a0 < 6 or b1 - b0 < 6:
+            return min(confidence, CERTAIN - 0.05)
+        patch = cv2.resize(frame[b0:b1, a0:a1], (CROP, CROP), interpolation=cv2.INTER_AREA)
+        light = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)[..., 0]
+        count, _, fit = self._pips(light)
+        if count == value and fit > 0.5:
+            return confidence
+        return min(confidence, CERTAIN - 0.05)
 
     def _box_colour(self, frame: np.ndarray, box: tuple[float, float, float, float],
                     gains: np.ndarray) -> tuple[str, float]:
@@ -493,7 +572,7 @@ class DiceReader:
         if self.profile and self.profile.white_balance:
             return np.ones(3, np.float32)
         pixels = img[floor > 0]
-        if pixels.size < 300:
+        if pixels.size < 30:
             pixels = img.reshape(-1, 3)
         means = pixels.reshape(-1, 3).astype(np.float32).mean(axis=0) + 1e-3
         return (means.mean() / means).astype(np.float32)

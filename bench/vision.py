@@ -1,0 +1,126 @@
+"""Dice-reader accuracy and speed on synthetic, rendered and real photos, on one core.
+
+Usage: .venv/bin/python bench/vision.py [--synthetic N] [--data DIR] [--crops DIR] [--limit N]
+
+Why: the reader is judged on photos it has never seen, so it is measured on every labelled
+set we have (`../shared/data/realdice/*`, `../shared/data/renders/*`) and on a fresh
+synthetic `hard` set, single-threaded (`cv2.setNumThreads(1)`) as on a busy Pi, with images
+scaled to 1280 px on the long side. Where the learned value model was trained on half of a
+real set, the other half ("held-out") is reported on its own, since only it says anything
+about unseen photos. Speed is timed on a 1280×960 frame and on the same frame 800 px wide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from vision.evaluate import evaluate, format_table, load_manifest  # noqa: E402
+from vision.reader import DiceReader  # noqa: E402
+
+TARGETS = """Targets (issue 3): synthetic hard: recall, precision, value accuracy >= 99.5%, zero
+confident-wrong; byler-d6: recall >= 98%, value accuracy >= 98%; rune55-trays: value
+accuracy >= 95%; <= 15 ms per 1280x960 frame on one core."""
+
+
+def _held_out_filter() -> object | None:
+    try:
+        from vision.valuenet import is_training_image
+    except ImportError:
+        return None
+    return is_training_image
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--synthetic", type=int, default=500, help="synthetic hard images")
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"),
+                        help="folder holding realdice/ and renders/")
+    parser.add_argument("--crops", help="write crops of failures here, one folder per set")
+    parser.add_argument("--limit", type=int, default=None, help="first N images per set")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    reader = DiceReader()
+
+    def read(image: np.ndarray) -> list[dict]:
+        return [d.to_dict() for d in reader.read(image)]
+
+    sets: list[tuple[str, Path]] = []
+    with tempfile.TemporaryDirectory(prefix="vegas-synth-") as tmp:
+        if args.synthetic:
+            from vision.synth import write_set
+
+            t0 = time.perf_counter()
+            write_set(Path(tmp) / "synthetic-hard", args.synthetic, "hard", seed=2026)
+            print(f"rendered {args.synthetic} synthetic hard scenes in "
+                  f"{time.perf_counter() - t0:.0f} s")
+            sets.append(("synthetic-hard", Path(tmp) / "synthetic-hard"))
+        data = Path(args.data)
+        for group in ("realdice", "renders"):
+            folder = data / group
+            if not folder.is_dir():
+                print(f"{folder} is absent: its sets are not measured.")
+                continue
+            for sub in sorted(p for p in folder.iterdir() if (p / "manifest.jsonl").is_file()):
+                sets.append((sub.name, sub))
+        reports = []
+        held_out = _held_out_filter()
+        for name, folder in sets:
+            crops = Path(args.crops) / name if args.crops else None
+            report = evaluate(folder, read, 1280, crops, args.limit)
+            report.name = name
+            reports.append(report)
+            if held_out is not None and name != "synthetic-hard":
+                kept = [e for e in load_manifest(folder) if not held_out(e["name"])]
+                if kept and len(kept) < len(load_manifest(folder)):
+                    part = evaluate(folder, read, 1280, None, args.limit,
+                                    only=lambda e, keep=held_out: not keep(e["name"]))
+                    part.name = f"{name} (held-out)"
+                    reports.append(part)
+        print(format_table(reports))
+        print()
+        print(_speed(reader, sets))
+    print(TARGETS)
+    return 0
+
+
+def _speed(reader: DiceReader, sets: list[tuple[str, Path]]) -> str:
+    """Median time per frame at 1280x960 and at 800 px wide, over the first frames found."""
+    frames = []
+    for _, folder in sets:
+        for entry in load_manifest(folder)[:10]:
+            img = cv2.imread(entry["image"])
+            if img is not None:
+                frames.append(cv2.resize(img, (1280, 960), interpolation=cv2.INTER_AREA))
+        if len(frames) >= 30:
+            break
+    if not frames:
+        return "speed: no frames to time"
+    lines = []
+    for width in (1280, 800):
+        times = []
+        for frame in frames:
+            f = frame if width == 1280 else cv2.resize(frame, (800, 600),
+                                                       interpolation=cv2.INTER_AREA)
+            reader.read(f)  # warm
+            t0 = time.perf_counter()
+            for _ in range(3):
+                reader.read(f)
+            times.append((time.perf_counter() - t0) / 3 * 1000)
+        lines.append(f"speed at {width}x{width * 3 // 4}: median {np.median(times):.1f} ms, "
+                     f"p95 {np.percentile(times, 95):.1f} ms per frame (one thread, "
+                     f"{len(frames)} frames)")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
