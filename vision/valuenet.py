@@ -2,7 +2,7 @@
 
 Hand-made pip rules break on translucent, marbled and glare-lit dice; a small CNN trained on real
 photos, renders and synthetic scenes reads those far more reliably and still runs in a few ms per
-batch on a Raspberry Pi core. The net is trained by `tools/train_valuenet.py` (PyTorch, in its own
+batch on a Raspberry Pi core. The net is trained by `vision/train_valuenet.py` (PyTorch, in its own
 venv) and shipped as ONNX, so the product needs nothing beyond OpenCV and numpy.
 
 The crop (`crop_for`) is the contract between training and inference: both sides call this very
@@ -83,7 +83,7 @@ class ValueNet:
     def __init__(self, path: str | Path | None = None) -> None:
         model = Path(path) if path is not None else DEFAULT_MODEL
         if not model.is_file():
-            raise FileNotFoundError(f"{model}: no such model (train it: tools/train_valuenet.py)")
+            raise FileNotFoundError(f"{model}: no such model (train it: vision/train_valuenet.py)")
         self.path = model
         self.net = cv2.dnn.readNetFromONNX(str(model))
         meta_path = model.with_suffix(".json")

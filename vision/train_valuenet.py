@@ -5,7 +5,7 @@ the project venv stays light enough for a Raspberry Pi:
 
     python3 -m venv .venv-train
     .venv-train/bin/pip install torch==2.13.0 numpy opencv-python-headless onnx
-    .venv-train/bin/python tools/train_valuenet.py
+    .venv-train/bin/python vision/train_valuenet.py
 
 It takes 12-15 minutes on two (shared) cores: about 2 to cut ~90,000 crops (mostly rendering
 1,200 synthetic scenes; cached in /tmp/valuenet-cache, so a rerun with the same data options
