@@ -11,6 +11,7 @@ silently corrupt a game.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -578,6 +579,9 @@ class DiceReader:
         return (means.mean() / means).astype(np.float32)
 
 
+_PERMS = {n: np.array(list(itertools.permutations(range(n))), np.intp) for n in range(1, 7)}
+
+
 def _face_fit(pts: np.ndarray, count: int) -> float:
     """How well the pips match face `count`, in [0, 1], whatever the rotation and scale.
 
@@ -596,19 +600,15 @@ def _face_fit(pts: np.ndarray, count: int) -> float:
     if scale < 0.08 or scale > 0.45:
         return 0.05  # pips far too close or too far apart for one face
     rel = rel / scale * tscale
-    best = math.inf
-    for deg in range(0, 180, 6):
-        t = math.radians(deg)
-        rot = np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]], np.float32)
-        d = np.linalg.norm(rel[:, None, :] - (tpl @ rot.T)[None, :, :], axis=2)
-        # Each template pip must be used once: greedy on the sorted distances is exact here.
-        err = 0.0
-        used: set[int] = set()
-        for i in np.argsort(d.min(axis=1)):
-            j = min((j for j in range(count) if j not in used), key=lambda j: d[i, j])
-            used.add(j)
-            err += d[i, j]
-        best = min(best, err / count)
+    # All rotations and all pip-to-template assignments at once (at most 6! = 720).
+    t = np.radians(np.arange(0, 180, 6, dtype=np.float32))
+    cos, sin = np.cos(t)[:, None], np.sin(t)[:, None]
+    rx = tpl[None, :, 0] * cos - tpl[None, :, 1] * sin
+    ry = tpl[None, :, 0] * sin + tpl[None, :, 1] * cos
+    d = np.hypot(rel[None, :, None, 0] - rx[:, None, :], rel[None, :, None, 1] - ry[:, None, :])
+    perms = _PERMS[count]
+    costs = d[:, np.arange(count)[None, :], perms].sum(axis=2)
+    best = float(costs.min()) / count
     off = float(np.linalg.norm(centre - 0.5))
     return math.exp(-((best / 0.06) ** 2)) * math.exp(-((max(off - 0.15, 0) / 0.1) ** 2))
 
