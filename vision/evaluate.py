@@ -31,7 +31,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,25 +71,30 @@ def load_manifest(folder: str | Path) -> list[dict]:
     stretch = _load_stretch(folder / STRETCH) if (folder / STRETCH).is_file() else None
 
     entries: list[dict] = []
+    for where, raw in _jsonl(path):
+        entry = _check_entry(raw, folder, where)
+        if stretch is not None:
+            if entry["name"] not in stretch:
+                raise ManifestError(
+                    f"{folder / STRETCH}: no restore_size for {entry['name']!r} "
+                    f"(listed in {where})"
+                )
+            entry["restore_size"] = list(stretch[entry["name"]])
+        entries.append(entry)
+    return entries
+
+
+def _jsonl(path: Path) -> Iterator[tuple[str, Any]]:
+    """Each non-blank line decoded, with "file, line N" for error messages."""
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             where = f"{path}, line {lineno}"
             try:
-                raw = json.loads(line)
+                yield where, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ManifestError(f"{where}: not valid JSON ({exc.msg})") from None
-            entry = _check_entry(raw, folder, where)
-            if stretch is not None:
-                if entry["name"] not in stretch:
-                    raise ManifestError(
-                        f"{folder / STRETCH}: no restore_size for {entry['name']!r} "
-                        f"(listed in {where})"
-                    )
-                entry["restore_size"] = list(stretch[entry["name"]])
-            entries.append(entry)
-    return entries
 
 
 def _check_entry(raw: Any, folder: Path, where: str) -> dict:
@@ -120,26 +125,18 @@ def _check_entry(raw: Any, folder: Path, where: str) -> dict:
 
 def _load_stretch(path: Path) -> dict[str, tuple[int, int]]:
     sizes: dict[str, tuple[int, int]] = {}
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}, line {lineno}"
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ManifestError(f"{where}: not valid JSON ({exc.msg})") from None
-            size = raw.get("restore_size") if isinstance(raw, dict) else None
-            if (
-                not isinstance(raw.get("image"), str)
-                or not isinstance(size, list)
-                or len(size) != 2
-                or not all(_is_int(v) and v > 0 for v in size)
-            ):
-                raise ManifestError(
-                    f"{where}: expected {{'image': str, 'restore_size': [width, height]}}"
-                )
-            sizes[raw["image"]] = (int(size[0]), int(size[1]))
+    for where, raw in _jsonl(path):
+        size = raw.get("restore_size") if isinstance(raw, dict) else None
+        if (
+            not isinstance(size, list)
+            or not isinstance(raw.get("image"), str)
+            or len(size) != 2
+            or not all(_is_int(v) and v > 0 for v in size)
+        ):
+            raise ManifestError(
+                f"{where}: expected {{'image': str, 'restore_size': [width, height]}}"
+            )
+        sizes[raw["image"]] = (int(size[0]), int(size[1]))
     return sizes
 
 
