@@ -37,13 +37,14 @@ COLOURS: dict[str, tuple[float, float, float]] = {
     "purple": (0.55, 0.13, 0.42),
     "orange": (0.04, 0.38, 0.93),
     "pink": (0.66, 0.43, 0.95),
+    "gray": (0.48, 0.48, 0.47),  # Royale's second neutral set; never a random player colour
 }
 PIP_COLOURS: dict[str, tuple[float, float, float]] = {
     "white": (0.94, 0.94, 0.93),
     "black": (0.05, 0.05, 0.06),
 }
-DEFAULT_PIP = {c: ("black" if c in ("white", "yellow") else "white") for c in COLOURS}
-PLAYER_COLOURS = [c for c in COLOURS if c != "white"]
+DEFAULT_PIP = {c: ("black" if c in ("white", "yellow", "gray") else "white") for c in COLOURS}
+PLAYER_COLOURS = [c for c in COLOURS if c not in ("white", "gray")]
 
 PRESETS = ("easy", "normal", "hard")
 _PRESET_SALT = {"easy": 11, "normal": 23, "hard": 37}
