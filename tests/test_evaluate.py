@@ -188,6 +188,23 @@ def test_one_missed_die(two_images: Path, tmp_path: Path):
     assert sorted(p.name for p in (tmp_path / "crops").iterdir()) == ["missed_a_d1.png"]
 
 
+def test_dice_cut_by_the_frame_edge_are_dont_care(tmp_path: Path):
+    """Issue 3: the reader skips cut dice, so neither skipping nor reporting one is scored."""
+    dice = [(20, 20, 40, 2), (290, 100, 30, 5)]  # the second runs off the right edge
+    labels = labels_for(dice)
+    labels[1]["cut"] = True
+    folder = write_set(tmp_path / "set", {"a": (draw(320, 240, dice), labels)})
+    both = evaluate(folder, pixel_reader)
+    assert (both.labels, both.predictions, both.matched, both.recall) == (1, 1, 1, 1.0)
+    skipping = evaluate(folder, tweaked(lambda ds: [d for d in ds if d["bbox"][2] < 300]))
+    assert (skipping.labels, skipping.predictions, skipping.recall) == (1, 1, 1.0)
+    labels[1]["cut"] = False  # the same die, no longer marked cut, counts again
+    (tmp_path / "plain").mkdir()
+    plain = evaluate(write_set(tmp_path / "plain" / "s", {"a": (draw(320, 240, dice), labels)}),
+                     tweaked(lambda ds: [d for d in ds if d["bbox"][2] < 300]))
+    assert (plain.labels, plain.matched, plain.recall) == (2, 1, 0.5)
+
+
 @pytest.mark.parametrize("conf, confident_wrong", [(0.95, 1), (0.9, 1), (0.5, 0)])
 def test_one_extra_detection(two_images: Path, tmp_path: Path, conf: float, confident_wrong: int):
     ghost = {"value": 4, "colour": "red", "big": False, "bbox": [250, 180, 290, 220]}
