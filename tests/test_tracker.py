@@ -1,0 +1,557 @@
+"""The turn tracker on scripted streams of reads: what a tray does, and the events it must give.
+
+`Table` below is a small simulator of what the reader reports while a turn is played: dice
+bouncing in (random places and faces at low confidence), settling (jitter of a pixel or two,
+now and then a misread at low confidence), hands covering dice, dice lifted out. The tracker
+itself is the code under test and is run for real.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from vision.reader import DieRead
+from vision.tracker import (
+    NeedsConfirmation,
+    Place,
+    Roll,
+    TrayCleared,
+    TurnFacts,
+    TurnTracker,
+    track_stream,
+)
+
+FPS = 15
+SIDE = 48.0
+TRAY = (640, 480)
+
+
+@dataclass
+class SimDie:
+    x: float
+    y: float
+    value: int | None
+    colour: str
+    big: bool = False
+    conf: float | None = None  # fixed confidence for this die (a hard-to-read face)
+    alt: int | None = None  # the value a hard-to-read face is sometimes taken for
+
+
+class Table:
+    """Scripted tray. Each call appends frames of reads to `stream`; `marks` name frames."""
+
+    def __init__(self, seed: int = 0, misread: float = 0.0, miss: float = 0.0,
+                 jitter: float = 1.5) -> None:
+        self.rng = random.Random(seed)
+        self.misread = misread
+        self.miss = miss  # share of frames in which the reader overlooks a lying die
+        self.jitter = jitter
+        self.dice: list[SimDie] = []
+        self.stream: list[tuple[int, float, list[DieRead]]] = []
+        self.marks: dict[str, int] = {}
+        self.index = 0
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def _box(self, x: float, y: float, side: float = SIDE) -> tuple[float, float, float, float]:
+        j = self.jitter
+        dx, dy = self.rng.uniform(-j, j), self.rng.uniform(-j, j)
+        h = side / 2 + self.rng.uniform(-j, j)
+        return (x + dx - h, y + dy - h, x + dx + h, y + dy + h)
+
+    def _read(self, d: SimDie) -> DieRead:
+        conf = d.conf if d.conf is not None else self.rng.uniform(0.93, 0.99)
+        value = d.value
+        if d.value is None:
+            # A cocked die: mostly unreadable, now and then a guess.
+            if self.rng.random() < 0.2:
+                value, conf = self.rng.randint(1, 6), 0.35
+            else:
+                conf = self.rng.uniform(0.2, 0.5)
+        elif d.alt is not None and self.rng.random() < 0.3:
+            value = d.alt
+        elif self.rng.random() < self.misread:
+            value = self.rng.choice([v for v in range(1, 7) if v != d.value])
+            conf = self.rng.uniform(0.3, 0.5)
+        side = SIDE * 1.4 if d.big else SIDE
+        return DieRead(value, d.colour, d.big, self._box(d.x, d.y, side), conf)
+
+    def _emit(self, reads: list[DieRead]) -> None:
+        self.stream.append((self.index, self.index / FPS, reads))
+        self.index += 1
+
+    # -- what happens at the table ------------------------------------------------------------
+
+    def hold(self, frames: int, hidden: tuple[int, ...] = (), extra: list[DieRead] | None = None,
+             blank: bool = False) -> None:
+        """The tray as it lies; `hidden` dice are under a hand, `extra` are phantom reads."""
+        for _ in range(frames):
+            reads = [] if blank else [self._read(d) for i, d in enumerate(self.dice)
+                                      if i not in hidden and self.rng.random() >= self.miss]
+            self._emit(reads + list(extra or []))
+
+    def roll(self, faces: list[tuple[int | None, str]], motion: int = 10,
+             lost: int | None = None, settle: int = 20, add: bool = False) -> list[SimDie]:
+        """Dice bounce for `motion` frames and come to rest; `lost` leaves during the motion.
+
+        `add` throws them in next to the dice already lying there (a die that came late).
+        """
+        old = self.dice if add else []
+        cells = [(x, y) for x in range(60, TRAY[0] - 40, 80) for y in range(60, TRAY[1] - 40, 80)
+                 if all(math.hypot(x - d.x, y - d.y) > 60 for d in old)]
+        picks = self.rng.sample(cells, len(faces))
+        dice = [SimDie(cx + self.rng.uniform(-8, 8), cy + self.rng.uniform(-8, 8), v, c)
+                for (cx, cy), (v, c) in zip(picks, faces, strict=True)]
+        for k in range(motion):
+            reads = [self._read(d) for d in old]
+            for i, d in enumerate(dice):
+                if lost is not None and i == lost and k >= motion // 2:
+                    continue  # bounced over the wall
+                if self.rng.random() < 0.15:
+                    continue  # smeared beyond recognition this frame
+                left = motion - k  # frames until rest: the last frames close in on it
+                if left <= 3:
+                    ang = self.rng.uniform(0, 2 * math.pi)
+                    r = 0.35 * left * SIDE
+                    x, y = d.x + r * math.cos(ang), d.y + r * math.sin(ang)
+                else:
+                    x, y = self.rng.uniform(30, TRAY[0] - 30), self.rng.uniform(30, TRAY[1] - 30)
+                v = self.rng.choice([None, 1, 2, 3, 4, 5, 6])
+                reads.append(DieRead(v, d.colour, d.big, self._box(x, y),
+                                     self.rng.uniform(0.1, 0.5)))
+            self._emit(reads)
+        self.dice = old + [d for i, d in enumerate(dice) if i != lost]
+        self.marks.setdefault("settled", self.index)
+        self.marks["last_settled"] = self.index
+        self.hold(settle)
+        return self.dice
+
+    def ids(self, *values: int | None) -> tuple[int, ...]:
+        return tuple(i for i, d in enumerate(self.dice) if d.value in values)
+
+    def take(self, ids: tuple[int, ...], hand: int = 6, cover: int = 2,
+             bump: float = 0.0, after: int = 15) -> None:
+        """A hand reaches in (covering the dice it takes and `cover` others), lifts `ids`.
+
+        `bump` moves two of the remaining dice by that share of a side as the hand leaves.
+        """
+        others = [i for i in range(len(self.dice)) if i not in ids]
+        hidden = tuple(ids) + tuple(others[:cover])
+        self.hold(hand, hidden=hidden)
+        rest = [d for i, d in enumerate(self.dice) if i not in ids]
+        for d in rest[:2]:
+            d.x += bump * SIDE
+            d.y -= bump * SIDE * 0.5
+        self.dice = rest
+        self.hold(after)
+
+
+def roll_faces(values: list[int | None], colour: str = "red", white: int = 0,
+               white_values: list[int] | None = None) -> list[tuple[int | None, str]]:
+    faces: list[tuple[int | None, str]] = [(v, colour) for v in values]
+    faces += [(v, "white") for v in (white_values or [])[:white]]
+    return faces
+
+
+def run(table: Table, facts: TurnFacts | None = None, tracker: TurnTracker | None = None,
+        drop: set[int] | None = None) -> list:
+    tracker = tracker or TurnTracker(facts)
+    events = []
+    for index, t, reads in table.stream:
+        if drop and index in drop:
+            continue
+        events += tracker.feed(index, t, reads)
+    return events
+
+
+def summary(events: list) -> list[tuple]:
+    out: list[tuple] = []
+    for e in events:
+        if isinstance(e, Roll):
+            out.append(("roll", sorted((d.value or 0) for d in e.dice)))
+        elif isinstance(e, Place):
+            out.append(("place", e.value, len(e.dice)))
+        elif isinstance(e, TrayCleared):
+            out.append(("cleared",))
+        elif isinstance(e, NeedsConfirmation):
+            out.append(("confirm", e.reason, list(e.candidates)))
+    return out
+
+
+RED8 = [4, 2, 4, 6, 1, 5, 2, 3]
+FACTS8 = TurnFacts("red", ("white",), 8)
+
+
+def standard_turn(table: Table, values: list[int | None] = RED8, take: int = 4,
+                  empty: int = 60, **kw) -> None:
+    table.roll(roll_faces(values), **kw)
+    table.take(table.ids(take))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(empty)
+
+
+# -- the plain turn -----------------------------------------------------------------------------
+
+
+def test_plain_turn_gives_roll_place_cleared_and_roll_is_prompt():
+    table = Table(seed=1)
+    standard_turn(table)
+    events = run(table, FACTS8)
+    assert summary(events) == [("roll", sorted(RED8)), ("place", 4, 2), ("cleared",)]
+    roll = events[0]
+    assert [d.colour for d in roll.dice] == ["red"] * 8
+    assert all(d.confidence >= 0.9 for d in roll.dice)
+    # The latency target: <= 0.5 s of stream time after the first settled frame.
+    assert roll.t - table.marks["settled"] / FPS <= 0.5
+    assert roll.since_frame == table.marks["settled"]
+    assert [d.value for d in events[1].dice] == [4, 4]
+
+
+def test_votes_outweigh_low_confidence_misreads():
+    for seed in range(5):
+        table = Table(seed=seed, misread=0.15)
+        standard_turn(table)
+        events = run(table, FACTS8)
+        assert summary(events) == [("roll", sorted(RED8)), ("place", 4, 2), ("cleared",)], seed
+
+
+def test_dice_the_reader_overlooks_for_a_frame_or_two_stay():
+    for seed in range(5):
+        table = Table(seed=seed, miss=0.1)
+        standard_turn(table)
+        events = run(table, FACTS8)
+        assert summary(events) == [("roll", sorted(RED8)), ("place", 4, 2), ("cleared",)], seed
+
+
+def test_neutral_dice_and_big_count_fit_the_facts():
+    table = Table(seed=2)
+    table.roll(roll_faces([3, 3, 5, 1], white=2, white_values=[3, 6]))
+    table.take(table.ids(3))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    events = run(table, TurnFacts("red", ("white",), 6))
+    assert summary(events) == [("roll", [1, 3, 3, 3, 5, 6]), ("place", 3, 3), ("cleared",)]
+    assert sorted(d.colour for d in events[1].dice) == ["red", "red", "white"]
+
+
+# -- things the stream does that are not turns --------------------------------------------------
+
+
+def test_dropped_frames_change_nothing():
+    table = Table(seed=3)
+    standard_turn(table)
+    rng = random.Random(7)
+    drop = {i for i, _, _ in table.stream if rng.random() < 0.25}
+    settled = table.marks["settled"]
+    drop |= set(range(settled + 8, settled + 18))  # a 10-frame gap while the roll lies still
+    events = run(table, FACTS8, drop=drop)
+    assert summary(events) == [("roll", sorted(RED8)), ("place", 4, 2), ("cleared",)]
+
+
+def test_exposure_change_changes_nothing():
+    """The camera re-exposes: two frames read nothing at all, then identical reads again."""
+    table = Table(seed=4)
+    table.roll(roll_faces(RED8))
+    table.hold(2, blank=True)
+    table.hold(20)
+    table.take(table.ids(4))
+    table.hold(2, blank=True)
+    table.hold(10)
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    assert summary(run(table, FACTS8)) == [("roll", sorted(RED8)), ("place", 4, 2),
+                                           ("cleared",)]
+
+
+def test_hand_over_most_dice_for_two_seconds_gives_no_event():
+    table = Table(seed=5)
+    table.roll(roll_faces(RED8))
+    table.hold(30, hidden=(0, 1, 2, 3, 4, 5))  # a hand over six of eight dice for 2 s
+    table.hold(20)
+    table.hold(30, hidden=tuple(range(8)))  # then over the whole tray for 2 s
+    table.hold(20)
+    events = run(table, FACTS8)
+    assert summary(events) == [("roll", sorted(RED8))]
+    table.take(table.ids(4))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    assert summary(run(table, FACTS8)) == [("roll", sorted(RED8)), ("place", 4, 2),
+                                           ("cleared",)]
+
+
+def test_hand_over_the_rest_after_a_placement_gives_no_event():
+    table = Table(seed=6)
+    table.roll(roll_faces(RED8))
+    table.take(table.ids(4), after=50)
+    table.hold(30, hidden=tuple(range(6)))
+    table.hold(10)
+    events = run(table, FACTS8)
+    assert summary(events) == [("roll", sorted(RED8)), ("place", 4, 2)]
+
+
+@pytest.mark.parametrize("bump", [0.1, 0.35])
+def test_bumped_dice_while_lifting_are_the_same_dice(bump):
+    table = Table(seed=8)
+    table.roll(roll_faces(RED8))
+    table.take(table.ids(4), bump=bump)
+    table.hold(10)
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    assert summary(run(table, FACTS8)) == [("roll", sorted(RED8)), ("place", 4, 2),
+                                           ("cleared",)]
+
+
+def test_values_taken_in_two_grabs_are_one_placement():
+    table = Table(seed=9)
+    table.roll(roll_faces(RED8))
+    fours = table.ids(4)
+    table.take(fours[:1])
+    table.take(table.ids(4))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    assert summary(run(table, FACTS8)) == [("roll", sorted(RED8)), ("place", 4, 2),
+                                           ("cleared",)]
+
+
+def test_all_dice_of_one_value_taken_at_once_is_a_placement():
+    table = Table(seed=10)
+    table.roll(roll_faces([5, 5, 5]))
+    table.take((0, 1, 2))
+    table.hold(60)
+    assert summary(run(table, TurnFacts("red", (), 3))) == [
+        ("roll", [5, 5, 5]), ("place", 5, 3), ("cleared",)]
+
+
+def test_phantom_die_on_the_hand_is_ignored():
+    table = Table(seed=11)
+    table.roll(roll_faces(RED8))
+    phantom = [DieRead(6, "pink", False, (300.0, 20.0, 348.0, 68.0), 0.5)]
+    table.hold(10, hidden=(0, 1), extra=phantom)
+    table.hold(10)
+    table.take(table.ids(4))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    assert summary(run(table, FACTS8)) == [("roll", sorted(RED8)), ("place", 4, 2),
+                                           ("cleared",)]
+
+
+# -- turns the tracker must ask about -----------------------------------------------------------
+
+
+def test_everything_scooped_at_once_asks():
+    table = Table(seed=12)
+    table.roll(roll_faces(RED8))
+    table.take(tuple(range(8)))
+    table.hold(60)
+    assert summary(run(table, FACTS8)) == [
+        ("roll", sorted(RED8)), ("confirm", "scooped", [1, 2, 3, 4, 5, 6]), ("cleared",)]
+
+
+def test_two_values_leaving_together_asks_between_them():
+    table = Table(seed=13)
+    table.roll(roll_faces(RED8))
+    table.take(table.ids(4, 2))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    assert summary(run(table, FACTS8)) == [
+        ("roll", sorted(RED8)), ("confirm", "scooped", [2, 4]), ("cleared",)]
+
+
+def test_die_rolling_out_of_the_tray_asks_for_the_count():
+    table = Table(seed=14)
+    table.roll(roll_faces(RED8), lost=3)
+    events = run(table, FACTS8)
+    rest = RED8[:3] + RED8[4:]
+    assert summary(events) == [("roll", sorted(rest)), ("confirm", "count", [])]
+
+
+def test_wrong_number_of_dice_asks():
+    table = Table(seed=15)
+    table.roll(roll_faces(RED8))
+    assert summary(run(table, TurnFacts("red", ("white",), 9))) == [
+        ("roll", sorted(RED8)), ("confirm", "count", [])]
+    assert summary(run(table, TurnFacts("red", ("white",), 8, big_count=1))) == [
+        ("roll", sorted(RED8)), ("confirm", "count", [])]
+
+
+def test_biggy_counted_from_the_facts():
+    table = Table(seed=16)
+    table.roll(roll_faces([2, 6, 5]), settle=0)
+    table.dice[2].big = True
+    table.hold(20)
+    assert summary(run(table, TurnFacts("red", (), 3, big_count=1))) == [("roll", [2, 5, 6])]
+    assert summary(run(table, TurnFacts("red", (), 3))) == [
+        ("roll", [2, 5, 6]), ("confirm", "count", [])]
+
+
+def test_foreign_colour_asks():
+    table = Table(seed=17)
+    faces = roll_faces(RED8)
+    faces[2] = (4, "blue")
+    table.roll(faces)
+    events = run(table, FACTS8)
+    assert summary(events) == [("roll", sorted(RED8)), ("confirm", "colour", [])]
+    assert [d.colour for d in events[1].dice] == ["blue"]
+
+
+def test_unreadable_die_is_rolled_and_asked_about():
+    table = Table(seed=18)
+    values = [4, 2, None, 6, 1, 5, 2, 3]
+    table.roll(roll_faces(values))
+    events = run(table, FACTS8)
+    assert summary(events) == [("roll", sorted(v or 0 for v in values)),
+                               ("confirm", "unsure", [1, 2, 3, 4, 5, 6])]
+    assert [d.value for d in events[1].dice] == [None]
+
+
+def test_low_confidence_die_is_asked_about_with_its_plausible_values():
+    table = Table(seed=19)
+    table.roll(roll_faces([4, 2, 6]), settle=0)
+    table.dice[1].conf, table.dice[1].alt = 0.7, 5
+    table.hold(20)
+    events = run(table, TurnFacts("red", (), 3))
+    assert summary(events)[1][:2] == ("confirm", "unsure")
+    assert set(events[1].candidates) <= {2, 5} and 2 in events[1].candidates
+    assert events[1].dice[0].confidence < 0.9
+
+
+def test_no_facts_means_no_count_or_colour_checks():
+    table = Table(seed=20)
+    faces = roll_faces([4, 2, 4])
+    faces.append((1, "green"))
+    table.roll(faces)
+    table.take(table.ids(4))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    assert summary(run(table, None)) == [("roll", [1, 2, 4, 4]), ("place", 4, 2), ("cleared",)]
+
+
+# -- turn after turn -----------------------------------------------------------------------------
+
+
+def test_fast_turns_keep_order_without_waiting_for_the_hold():
+    """Next player rolls 1 s after the sweep: place and clear are reported before the roll."""
+    table = Table(seed=21)
+    standard_turn(table, empty=15)
+    table.roll(roll_faces([1, 1, 3, 6, 6], colour="blue"))
+    table.take(table.ids(6))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    tracker = TurnTracker(FACTS8)
+    events = []
+    for index, t, reads in table.stream:
+        if index == table.marks["last_settled"] - 3:
+            tracker.expect(TurnFacts("blue", ("white",), 5))
+        events += tracker.feed(index, t, reads)
+    assert summary(events) == [
+        ("roll", sorted(RED8)), ("place", 4, 2), ("cleared",),
+        ("roll", [1, 1, 3, 6, 6]), ("place", 6, 2), ("cleared",)]
+    frames = [e.frame for e in events]
+    assert frames == sorted(frames)
+    assert events[3].t - table.marks["last_settled"] / FPS <= 0.5
+
+
+def test_late_die_gives_a_new_roll():
+    table = Table(seed=22)
+    table.roll(roll_faces(RED8[:7]))
+    table.roll([(RED8[7], "red")], motion=4, add=True)
+    assert summary(run(table, FACTS8)) == [
+        ("roll", sorted(RED8[:7])), ("confirm", "count", []), ("roll", sorted(RED8))]
+
+
+def test_state_follows_the_turn():
+    table = Table(seed=23)
+    table.roll(roll_faces(RED8))
+    table.take(table.ids(4), after=60)  # the rest lies there past the hold: placement reported
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    tracker = TurnTracker(FACTS8)
+    states: list[str] = []
+    for index, t, reads in table.stream:
+        tracker.feed(index, t, reads)
+        if not states or states[-1] != tracker.state:
+            states.append(tracker.state)
+    assert states == ["rolling", "settled", "placing", "placed", "clearing", "empty"]
+    assert tracker.settled_frame == table.stream[-1][0]
+    assert TurnTracker().state == "empty"
+
+
+# -- outputs -------------------------------------------------------------------------------------
+
+DESIGN_KEYS = {
+    "roll": {"frame", "t", "event", "dice"},
+    "place": {"frame", "t", "event", "value", "dice"},
+    "cleared": {"frame", "t", "event"},
+    "confirm": {"frame", "t", "event", "reason", "candidates"},
+}
+DIE_KEYS = {"value", "colour", "big", "bbox", "confidence"}
+
+
+def test_event_json_has_exactly_the_design_keys():
+    die = DieRead(4, "red", False, (10.04, 20.0, 58.0, 68.0), 0.9876)
+    examples = [
+        Roll(41, 41 / FPS, (die,), 35, 35 / FPS, image=np.zeros((2, 2, 3), np.uint8)),
+        Place(77, 77 / FPS, 4, (die,)),
+        TrayCleared(96, 96 / FPS),
+        NeedsConfirmation(60, 60 / FPS, "scooped", (2, 4), (die,)),
+    ]
+    lines = [json.loads(json.dumps(e.to_dict())) for e in examples]
+    assert lines[0] == {"frame": 41, "t": 2.73, "event": "roll", "dice": [
+        {"value": 4, "colour": "red", "big": False, "bbox": [10.0, 20.0, 58.0, 68.0],
+         "confidence": 0.988}]}
+    assert lines[1]["t"] == 5.13 and lines[1]["value"] == 4
+    assert lines[2] == {"frame": 96, "t": 6.4, "event": "cleared"}
+    assert lines[3] == {"frame": 60, "t": 4.0, "event": "confirm", "reason": "scooped",
+                        "candidates": [2, 4]}
+    for line in lines:
+        assert set(line) == DESIGN_KEYS[line["event"]]
+        for d in line.get("dice", []):
+            assert set(d) == DIE_KEYS
+
+
+def test_events_from_a_run_serialise_with_the_design_keys():
+    table = Table(seed=24)
+    table.roll(roll_faces([4, 2, None, 4]))
+    table.take(table.ids(4, 2))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    events = run(table, TurnFacts("red", (), 5))
+    assert {e.kind for e in events} == {"roll", "confirm", "cleared"}
+    for e in events:
+        line = json.loads(json.dumps(e.to_dict()))
+        assert set(line) == DESIGN_KEYS[line["event"]]
+        assert all(set(d) == DIE_KEYS for d in line.get("dice", []))
+
+
+class ReplayReader:
+    """Stands in for the camera-and-reader pair: each frame's image carries its index."""
+
+    def __init__(self, table: Table) -> None:
+        self.reads = {index: reads for index, _, reads in table.stream}
+
+    def read(self, frame: np.ndarray) -> list[DieRead]:
+        return self.reads[int(frame[0, 0, 0]) + 256 * int(frame[0, 0, 1])]
+
+
+def test_track_stream_replays_keeps_the_roll_frame_and_flushes_the_end():
+    table = Table(seed=25)
+    table.roll(roll_faces(RED8))
+    table.take(table.ids(4), after=10)  # the recording stops before the hold is over
+
+    def frames():
+        for index, t, _ in table.stream:
+            img = np.zeros((4, 4, 3), np.uint8)
+            img[0, 0, 0], img[0, 0, 1] = index % 256, index // 256
+            yield index, t, (None if index == 3 else img)
+
+    events = list(track_stream(frames(), ReplayReader(table), FACTS8))
+    assert summary(events) == [("roll", sorted(RED8)), ("place", 4, 2)]
+    roll = events[0]
+    assert roll.image is not None and int(roll.image[0, 0, 0]) == roll.frame % 256
+    assert "image" not in roll.to_dict()
