@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The demo camera plays whole games by itself; open the printed address on a phone. Ctrl-C
+# stops it; the next `make demo` resumes the unfinished game.
 demo: $(STAMP)
-	$(BIN)/vegas-table simulate --edition classic --players 4 --seed 7 --data-dir .demo-data --resume
+	$(BIN)/vegas-table serve --source demo --data-dir .demo-data --port $(or $(PORT),8080)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -106,7 +106,10 @@ def die_from_dict(payload: Any, where: str = "die") -> Die:
     big = payload.get("big", False)
     if not isinstance(big, bool):
         raise BadAction(f"{where}: 'big' must be true or false")
-    return Die(colour.strip().lower(), _int(payload, "value", where), big)
+    value = _int(payload, "value", where)
+    if not 1 <= value <= 6:
+        raise BadAction(f"{where}: 'value' must be 1-6, got {value}")
+    return Die(colour.strip().lower(), value, big)
 
 
 def action_from_dict(payload: Any) -> Action:

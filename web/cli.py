@@ -287,6 +287,131 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- track / serve ------------------------------------------------------------------------
+def cmd_track(args: argparse.Namespace) -> int:
+    from vision.sources import SourceError, open_source
+    from vision.tracker import track_stream
+
+    if args.fps <= 0:
+        raise UsageError("--fps must be positive")
+    src_path = Path(args.source)
+    if not src_path.exists():
+        raise UsageError(f"{args.source}: no such folder or video file")
+    reader = _reader(args.profile)
+    try:
+        source = open_source(str(src_path), fps=args.fps)
+    except (SourceError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    with source:
+        frames = ((f.index, f.t, f.image) for f in source)
+        for ev in track_stream(frames, reader):
+            d = ev.to_dict()
+            if args.json:
+                print(json.dumps(d), flush=True)
+            else:
+                print(_describe_event(d), flush=True)
+        skipped = getattr(source, "skipped", [])
+    for name, why in skipped:
+        print(f"{PROG}: skipped {name}: {why}", file=sys.stderr)
+    return 0
+
+
+def _describe_event(d: dict[str, Any]) -> str:
+    head = f"{d['t']:7.2f} s  frame {d['frame']:<6}"
+    if d["event"] == "roll":
+        dice = ", ".join(f"{x['colour']} {x['value'] if x['value'] is not None else '?'}"
+                         for x in d["dice"])
+        return f"{head} roll: {dice}"
+    if d["event"] == "place":
+        return f"{head} place: {len(d['dice'])} x {d['value']}"
+    if d["event"] == "confirm":
+        cands = ", ".join(str(c) for c in d["candidates"]) or "-"
+        return f"{head} ask: {d['reason']} (candidates {cands})"
+    return f"{head} {d['event']}"
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+    import secrets
+
+    from waitress import create_server
+
+    from web.app import Settings, create_app
+    from web.session import TableSession
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    data_dir = Path(args.data_dir)
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot use the data dir {data_dir}: {exc.strerror}") from None
+    if args.source != "demo" and not (args.source in ("picamera",)
+                                      or args.source.startswith(("picamera:", "webcam"))
+                                      or Path(args.source).exists()):
+        raise UsageError(f"--source {args.source}: not demo, picamera, webcam:N, "
+                         "a video file or a folder of images")
+    pin = args.pin or f"{secrets.randbelow(10_000):04d}"
+    if not pin.isdigit() or not 4 <= len(pin) <= 8:
+        raise UsageError("--pin must be 4 to 8 digits")
+    reader = _reader(args.profile)
+    store = _open_store(data_dir)
+    try:
+        table = TableSession(store, data_dir, args.source, reader,
+                             edition=args.edition, players=default_players(args.players),
+                             seed=args.seed)
+    except RulesError as exc:
+        store.close()
+        raise UsageError(str(exc)) from None
+    app = create_app(table, Settings(pin=pin))
+    try:
+        server = create_server(app, host=args.host, port=args.port, threads=24)
+    except OSError as exc:
+        store.close()
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
+    url = f"http://{_lan_address() if args.host in ('0.0.0.0', '') else args.host}:{args.port}/"
+    print(f"Vegas Table: {url}  (table PIN {pin}; source {args.source}; data {data_dir})",
+          flush=True)
+    state = table.game.state
+    print(f"Game {table.game.id}: {state.edition.title}, round {state.round}, "
+          f"action {state.seq}{' (resumed)' if state.seq else ''}", flush=True)
+    table.on_action = _narrate
+    table.start()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        table.stop()
+        server.close()
+        store.close()
+    return 0
+
+
+def _narrate(state: GameState, action: Any, who: str | None) -> None:
+    who = who or ""
+    text = {"deal": "money dealt", "roll": "rolled", "place": "placed", "pass": "passed"}
+    kind = action.to_dict().get("type", "?")
+    detail = ""
+    if kind == "roll":
+        detail = " ".join(f"{d.value}" for d in sorted(action.dice, key=lambda d: d.value))
+    elif kind == "place":
+        detail = f"the {action.value}s"
+    print(f"  [{state.seq:3d}] round {state.round} {who} {text.get(kind, kind)} {detail}".rstrip(),
+          flush=True)
+
+
+def _lan_address() -> str:
+    """The address phones on the same network can reach (no packet is sent)."""
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))
+            return str(s.getsockname()[0])
+    except OSError:
+        return "127.0.0.1"
+
+
 # --- entry point --------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line like every other error of the command."""
@@ -346,6 +471,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--width", type=int, default=1280)
     p.add_argument("--height", type=int, default=960)
     p.set_defaults(func=cmd_synth)
+
+    p = sub.add_parser("track", help="replay recorded frames through the turn tracker")
+    p.add_argument("source", metavar="SOURCE", help="a folder of frames or a video file")
+    p.add_argument("--fps", type=float, default=15.0, help="frame rate of a folder")
+    p.add_argument("--profile", help="calibration profile (JSON)")
+    p.add_argument("--json", action="store_true", help="one JSON object per event (DESIGN.md)")
+    p.set_defaults(func=cmd_track)
+
+    p = sub.add_parser("serve", help="run the table: camera, tracker, game and the phone pages")
+    p.add_argument("--source", default="demo",
+                   help="demo, picamera, webcam:N, a video file or a folder of images")
+    p.add_argument("--host", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--data-dir", default=str(default_data_dir()))
+    p.add_argument("--pin", help="table PIN for the host's controls (default: a new one)")
+    p.add_argument("--profile", help="calibration profile (JSON)")
+    p.add_argument("--edition", default="classic", choices=["classic", "custom", "royale"],
+                   help="edition of a new game (an unfinished one is resumed)")
+    p.add_argument("--players", type=int, default=4, help="players in a new game")
+    p.add_argument("--seed", type=int, default=7)
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

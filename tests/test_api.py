@@ -1,0 +1,165 @@
+"""The JSON API: contract shape, PIN, CSRF-safe writes, and bad input that changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scorekeeper.simulate import players
+from scorekeeper.store import GameStore
+from web.app import Settings, create_app
+from web.session import TableSession
+
+PIN = "4321"
+
+
+class NoReader:
+    """The API tests never run the frame loop; the session only needs something to hold."""
+
+    def read(self, frame):  # pragma: no cover - never called
+        raise AssertionError("the frame loop must not run in API tests")
+
+
+@pytest.fixture
+def table(tmp_path: Path):
+    store = GameStore(tmp_path)
+    t = TableSession(store, tmp_path, "demo", NoReader(), players=players(3), seed=4,
+                     auto_deal=False)
+    yield t
+    store.close()
+
+
+@pytest.fixture
+def client(table: TableSession):
+    app = create_app(table, Settings(pin=PIN, login_attempts=3, login_window=60))
+    return app.test_client()
+
+
+def host(client) -> None:
+    r = client.post("/api/login", json={"pin": PIN})
+    assert r.status_code == 200
+
+
+def test_state_has_the_design_contract_fields(client, table: TableSession):
+    s = client.get("/api/state").get_json()
+    for key in ("game_id", "seq", "edition", "round", "over", "to_move", "players", "casinos",
+                "pending"):
+        assert key in s, key
+    assert s["game_id"] == table.game.id and s["seq"] == 0 and s["edition"] == "classic"
+    p = s["players"][0]
+    assert {"name", "colour", "money", "dice_left"} <= set(p)
+    c = s["casinos"][0]
+    assert {"casino", "notes", "dice"} <= set(c) and c["casino"] == 1
+
+
+def test_a_whole_turn_through_the_api(client):
+    host(client)
+    assert client.post("/api/action", json={"type": "deal"}).status_code == 200
+    s = client.get("/api/state").get_json()
+    who = s["to_move"]
+    colour = next(p["colour"] for p in s["players"] if p["name"] == who)
+    dice = [{"colour": colour, "value": v} for v in (1, 1, 2, 3, 4, 5, 6, 6)]
+    r = client.post("/api/action", json={"type": "roll", "dice": dice})
+    assert r.status_code == 200, r.get_json()
+    r = client.post("/api/action", json={"type": "place", "value": 6})
+    assert r.status_code == 200
+    s = client.get("/api/state").get_json()
+    assert s["seq"] == 3
+    assert s["casinos"][5]["dice"] == {who: 2}
+    r = client.post("/api/undo", json={})
+    assert r.status_code == 200 and r.get_json()["undone"]["type"] == "place"
+    assert client.get("/api/state").get_json()["casinos"][5]["dice"] == {}
+
+
+def test_writes_need_the_pin(client):
+    r = client.post("/api/action", json={"type": "deal"})
+    assert r.status_code == 401 and "PIN" in r.get_json()["error"]
+    r = client.post("/api/action", json={"type": "deal"}, headers={"X-Table-Pin": "0000"})
+    assert r.status_code == 403
+    r = client.post("/api/action", json={"type": "deal"}, headers={"X-Table-Pin": PIN})
+    assert r.status_code == 200
+    assert client.get("/api/state").get_json()["seq"] == 1
+
+
+def test_wrong_pins_are_rate_limited(client):
+    for _ in range(3):
+        assert client.post("/api/login", json={"pin": "9999"}).status_code == 403
+    r = client.post("/api/login", json={"pin": PIN})
+    assert r.status_code == 429 and "try again" in r.get_json()["error"]
+
+
+def test_writes_must_be_json_so_a_cross_site_form_cannot_post(client):
+    host(client)
+    r = client.post("/api/action", data={"type": "deal"})  # a plain HTML form
+    assert r.status_code == 415
+    assert client.get("/api/state").get_json()["seq"] == 0
+
+
+@pytest.mark.parametrize("body, status, words", [
+    ({"type": "fly"}, 400, "fly"),
+    ({"type": "roll", "dice": "six"}, 400, "dice"),
+    ({"type": "place", "value": 3}, 409, ""),  # nothing dealt or rolled yet
+    ([1, 2], 400, "object"),
+])
+def test_bad_actions_are_refused_and_change_nothing(client, body, status, words):
+    host(client)
+    before = client.get("/api/state").get_json()
+    r = client.post("/api/action", json=body)
+    assert r.status_code == status
+    assert words in r.get_json()["error"]
+    after = client.get("/api/state").get_json()
+    assert after["seq"] == before["seq"] and after["casinos"] == before["casinos"]
+
+
+def test_an_illegal_roll_names_the_problem(client):
+    host(client)
+    client.post("/api/action", json={"type": "deal"})
+    r = client.post("/api/action", json={"type": "roll",
+                                         "dice": [{"colour": "red", "value": 9}]})
+    assert r.status_code == 400 and "value" in r.get_json()["error"]
+    r = client.post("/api/action", json={"type": "roll",
+                                         "dice": [{"colour": "red", "value": 3}]})
+    assert r.status_code == 409 and "red" in r.get_json()["error"]
+    assert client.get("/api/state").get_json()["seq"] == 1
+
+
+def test_confirm_validates_its_input(client):
+    host(client)
+    r = client.post("/api/confirm", json={"id": 99, "value": 3})
+    assert r.status_code == 400 and "99" in r.get_json()["error"]
+    r = client.post("/api/confirm", json={"id": "x"})
+    assert r.status_code == 400
+    r = client.post("/api/confirm", json={"id": 1, "value": 7})
+    assert r.status_code == 400 and "1-6" in r.get_json()["error"]
+
+
+def test_oversized_bodies_and_unknown_routes_get_json_errors(client):
+    host(client)
+    r = client.post("/api/action", data=b"{" + b" " * 100_000 + b"}",
+                    content_type="application/json")
+    assert r.status_code == 413 and "error" in r.get_json()
+    r = client.get("/api/nothing-here")
+    assert r.status_code == 404 and "error" in r.get_json()
+
+
+def test_photos_cannot_escape_their_folder(client, table: TableSession, tmp_path: Path):
+    (tmp_path / "secret.jpg").write_bytes(b"x")
+    folder = tmp_path / "photos" / table.game.id
+    folder.mkdir(parents=True)
+    (folder / "event-00001.jpg").write_bytes(b"\xff\xd8jpeg")
+    r = client.get(f"/api/photo/{table.game.id}/event-00001.jpg")
+    assert r.status_code == 200 and r.mimetype == "image/jpeg"
+    assert client.get("/api/photo/../secret.jpg").status_code == 404
+    assert client.get(f"/api/photo/{table.game.id}/..%2F..%2Fsecret.jpg").status_code == 404
+
+
+def test_events_stream_starts_with_a_snapshot(client):
+    r = client.get("/api/events", buffered=False)
+    assert r.mimetype == "text/event-stream"
+    chunks = iter(r.response)
+    text = ""
+    while "event: state" not in text:
+        text += next(chunks).decode()
+    r.close()
+    assert "retry:" in text

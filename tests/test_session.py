@@ -1,0 +1,158 @@
+"""The table session: camera events become stored actions, and nothing doubtful slips in.
+
+Whole games are played through the real chain (demo renderer -> reader -> tracker ->
+session -> rules -> SQLite) and compared turn by turn with what the demo scripted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import cv2
+import pytest
+
+from scorekeeper import Place, Roll
+from scorekeeper.simulate import players
+from scorekeeper.store import GameStore
+from vision.demo import Timing
+from web.session import TableSession, demo_turns
+
+# Shorter than the demo's default pacing, still long enough for every tracker window.
+QUICK = Timing(lead_in=4, fall=5, settle=9, hand=(12, 20), after_hand=8, lift=3, rest=8, scoop=3,
+               empty=7)
+
+
+def _turns_of(history: list) -> list[tuple[list, int | None]]:
+    turns: list[list] = []
+    for a in history:
+        if isinstance(a, Roll):
+            turns.append([sorted((d.colour, d.value, d.big) for d in a.dice), None])
+        elif isinstance(a, Place):
+            turns[-1][1] = a.value
+    return [(t[0], t[1]) for t in turns]
+
+
+def _play(tmp_path: Path, edition: str, n: int, options: dict | None = None) -> TableSession:
+    cv2.setNumThreads(1)
+    store = GameStore(tmp_path)
+    table = TableSession(store, tmp_path, "demo", edition=edition, players=players(n),
+                         options=options, seed=11, realtime=False, max_games=1,
+                         demo_answer_after=1.5, demo_size=(960, 720), demo_timing=QUICK)
+    table.run()
+    return table
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition, n, options", [
+    ("classic", 2, None),
+])
+def test_a_demo_game_plays_to_the_end_exactly_as_scripted(tmp_path: Path, edition: str, n: int,
+                                                           options: dict | None):
+    table = _play(tmp_path, edition, n, options)
+    state = table.game.state
+    assert state.is_over()
+    live = _turns_of(list(state.history))
+    script = [(sorted((c, v, t.is_big(i)) for i, (c, v) in enumerate(zip(t.colours, t.values,
+                                                                        strict=True))),
+               t.chosen) for t in table._script]
+    assert len(live) == len(script)
+    for i, (got, want) in enumerate(zip(live, script, strict=True)):
+        assert got[0] == want[0], f"turn {i}: rolled {got[0]}, scripted {want[0]}"
+        if got[1] is not None:  # a neutral-dice roll places itself
+            assert got[1] == want[1], f"turn {i}: placed {got[1]}, scripted {want[1]}"
+    # The camera, not the demo's stand-in host, did the work.
+    actions = len(live) * 2
+    assert table.stats.by_hand <= 1
+    assert table.stats.applied_auto >= 0.5 * actions
+    # The stored game replays to the same end (payouts included).
+    again = GameStore(tmp_path).load(table.game.id).state
+    assert again.results() == state.results()
+    # Every roll the camera applied has its photo.
+    photos = list((tmp_path / "photos" / table.game.id).glob("*.jpg"))
+    assert photos
+    assert cv2.imread(str(photos[0])) is not None
+
+
+def test_demo_script_is_what_the_rules_allow_and_resumes_the_same(tmp_path: Path):
+    from scorekeeper import Deal, GameConfig, GameState
+
+    state = GameState(GameConfig("classic", tuple(players(3)), {"neutral_dice": True}, 5))
+    turns = list(demo_turns(state, 5))
+    shadow = state.clone()
+    for t in turns:
+        if shadow.phase == "deal":
+            shadow.apply_action(Deal())
+        neutral = shadow.phase == "neutral"
+        from scorekeeper import Die
+
+        shadow.apply_action(Roll(tuple(Die(c, v, t.is_big(i)) for i, (c, v) in
+                                       enumerate(zip(t.colours, t.values, strict=True)))))
+        if not neutral:
+            shadow.apply_action(Place(t.chosen))
+    assert shadow.is_over()
+    # From a state part-way through, the script carries on from there.
+    mid = state.clone()
+    mid.apply_action(Deal())
+    assert [t.colours for t in demo_turns(mid, 5)][:1] == [("white", "white")]
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return json.loads(r.read())
+
+
+@pytest.mark.slow
+def test_serve_survives_a_pulled_power_cable(tmp_path: Path):
+    """SIGKILL mid-game: on restart the same game resumes with every acknowledged action."""
+    port = 18000 + os.getpid() % 1000
+    cmd = [sys.executable, "-m", "web.cli", "serve", "--source", "demo", "--data-dir",
+           str(tmp_path), "--port", str(port), "--pin", "2468", "--host", "127.0.0.1"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+    def start() -> subprocess.Popen:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                _get(f"http://127.0.0.1:{port}/api/health")
+                return p
+            except OSError:
+                time.sleep(0.3)
+        p.kill()
+        raise AssertionError("serve did not come up")
+
+    proc = start()
+    try:
+        deadline = time.time() + 120
+        state = _get(f"http://127.0.0.1:{port}/api/state")
+        while state["seq"] < 4 and time.time() < deadline:
+            time.sleep(0.5)
+            state = _get(f"http://127.0.0.1:{port}/api/state")
+        assert state["seq"] >= 4, "the demo did not play"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    acknowledged = state["seq"]
+    proc = start()
+    try:
+        after = _get(f"http://127.0.0.1:{port}/api/state")
+        assert after["game_id"] == state["game_id"]
+        assert after["seq"] >= acknowledged
+        deadline = time.time() + 120
+        while after["seq"] <= acknowledged + 1 and time.time() < deadline:
+            time.sleep(0.5)
+            after = _get(f"http://127.0.0.1:{port}/api/state")
+        assert after["seq"] > acknowledged + 1, "the resumed demo did not carry on"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

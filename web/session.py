@@ -1,0 +1,635 @@
+"""One table: a frame source, the reader, the turn tracker and the current game, wired.
+
+This is the only place where camera events meet the rules. The tracker says what the tray
+did; the session turns that into scorekeeper actions and stores each one (committed before
+anything is acknowledged). Nothing uncertain is applied: a roll the tracker or the rules
+doubt becomes a *pending confirmation* that waits for a person (the web page, or the API).
+
+With the demo source the session also plays the host: it scripts the game (the dice that
+fall are a seeded random roll of what the player to move holds, the chosen value a random
+legal one) and, when a confirmation is asked, answers it after a pause with what it rendered,
+so `serve --source demo` plays whole games by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from scorekeeper import Deal, Die, GameConfig, GameState, Place, Roll, RulesError
+from scorekeeper.simulate import players as default_players
+from scorekeeper.store import GameStore, StoredGame
+from vision import tracker as tk
+from vision.demo import DemoSource, Timing, Turn
+from vision.sources import Source, open_source
+
+log = logging.getLogger("vegas_table.session")
+
+NEUTRAL_COLOURS = ("white", "gray")
+
+
+@dataclass
+class Pending:
+    """A question for the table: what was rolled, or which value was chosen."""
+
+    id: int
+    kind: str  # "roll" (confirm or correct the dice) or "place" (which value was taken)
+    reason: str  # the tracker's reason (count, colour, unsure, scooped) or "rules"
+    message: str
+    candidates: list[int]
+    dice: list[dict]  # the dice as read, for the page to show and correct
+    photo: str | None
+    created: float
+    seen_place: int | None = None  # a value the tracker saw taken while this was open
+    turn: int | None = None  # demo only: the scripted turn on the tray when it was asked
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "reason": self.reason,
+                "message": self.message, "candidates": list(self.candidates),
+                "dice": self.dice, "photo": self.photo}
+
+
+class ConfirmError(ValueError):
+    """A confirmation that does not fit what is pending (unknown id, missing value)."""
+
+
+@dataclass
+class SessionStats:
+    frames: int = 0
+    started: float = field(default_factory=time.monotonic)
+    fps: float = 0.0
+    applied_auto: int = 0  # rolls and placements applied straight from the camera
+    confirmed: int = 0  # answered by a person (or the demo host)
+    by_hand: int = 0  # whole turns the camera missed, entered by the demo host
+    last_error: str = ""
+
+
+def facts_for(state: GameState) -> tk.TurnFacts | None:
+    """What the tracker should expect of the next roll, in plain facts."""
+    if state.phase not in ("roll", "neutral"):
+        return None
+    expected = state.expected_roll()
+    who = state.current_player()
+    colour = next((p.colour for p in state.players if p.name == who), "")
+    neutral = tuple(sorted({c for (c, _big) in expected if c != colour}))
+    return tk.TurnFacts(
+        player_colour=colour if state.phase == "roll" else (neutral[0] if neutral else colour),
+        neutral_colours=neutral,
+        dice_count=sum(expected.values()),
+        big_count=sum(n for (_c, big), n in expected.items() if big),
+    )
+
+
+def demo_turns(state: GameState, seed: int) -> Iterator[Turn]:
+    """Script the rest of a game from `state` on a copy: what the demo camera will show.
+
+    Seeded by the game's seed and how far it is, so a resumed game carries on with the same
+    turns it would have had.
+    """
+    shadow = state.clone()
+    rng = random.Random(seed * 1_000_003 + shadow.seq)
+    while not shadow.is_over():
+        if shadow.phase == "deal":
+            shadow.apply_action(Deal())
+            continue
+        who = shadow.current_player()
+        colour = next((p.colour for p in shadow.players if p.name == who), "white")
+        if shadow.phase == "choose" and shadow.roll:
+            roll_dice = tuple(shadow.roll)  # resumed between a roll and its placement
+        else:
+            neutral_turn = shadow.phase == "neutral"
+            roll = shadow.random_roll(rng)
+            shadow.apply_action(roll)
+            roll_dice = roll.dice
+            if neutral_turn:
+                # The start player's leftover white dice go to their casinos by themselves.
+                yield _turn(colour, roll_dice, roll_dice[0].value)
+                continue
+        places = [a for a in shadow.legal_actions() if isinstance(a, Place)]
+        choice = rng.choice(places)
+        shadow.apply_action(choice)
+        yield _turn(colour, roll_dice, choice.value)
+
+
+def _turn(colour: str, dice: tuple[Die, ...], chosen: int) -> Turn:
+    return Turn(colour, tuple(d.colour for d in dice), tuple(d.value for d in dice), chosen,
+                tuple(d.big for d in dice))
+
+
+class TableSession:
+    """Owns the source, the tracker and the game; runs the frame loop in its own thread."""
+
+    def __init__(
+        self,
+        store: GameStore,
+        data_dir: Path,
+        source_spec: str = "demo",
+        reader: Any = None,
+        *,
+        edition: str = "classic",
+        players: list[tuple[str, str]] | None = None,
+        options: dict[str, Any] | None = None,
+        seed: int = 0,
+        auto_deal: bool = True,
+        demo_answer_after: float = 2.0,
+        next_game_after: float = 5.0,
+        realtime: bool = True,
+        max_games: int | None = None,
+        demo_size: tuple[int, int] = (1280, 960),
+        demo_timing: Timing | None = None,
+        source_factory: Callable[[], Source] | None = None,
+    ) -> None:
+        self.store = store
+        self.data_dir = Path(data_dir)
+        self.photos = self.data_dir / "photos"
+        self.source_spec = source_spec
+        self.demo = source_spec == "demo"
+        if reader is None:
+            from vision.reader import DiceReader
+
+            reader = DiceReader()
+        self.reader = reader
+        self.edition, self.options, self.seed = edition, dict(options or {}), seed
+        self.player_list = players or default_players(4)
+        self.auto_deal = auto_deal
+        self.demo_answer_after = demo_answer_after
+        self.next_game_after = next_game_after
+        self.realtime = realtime
+        self.max_games = max_games
+        self.demo_size = demo_size
+        self.demo_timing = demo_timing
+        self.finished_games = 0
+        self._source_factory = source_factory
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self.version = 0
+        self.pending: list[Pending] = []
+        self._next_pending = 1
+        self.stats = SessionStats()
+        self.tracker = tk.TurnTracker()
+        self.source: Source | None = None
+        self.camera_state = "starting"
+        self.camera_message = ""
+        self.last_roll: dict[str, Any] | None = None
+        self._script: deque[Turn] = deque()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._roll_open = False  # a roll is applied and its placement not seen yet
+        self._neutral_roll = False
+        self._queued: tuple[tk.Roll, tk.NeedsConfirmation | None] | None = None
+        self._truth_turn: int | None = None  # demo only: the turn being rendered now
+        self._stream_t = 0.0
+        self._draining = False
+        self._script_base = 0
+        # Called after every applied action with (state, action, who acted): the console log.
+        self.on_action: Callable[[GameState, Any, str | None], None] | None = None
+        self.game: StoredGame = self._resume_or_new()
+
+    # --- games ---------------------------------------------------------------------------
+    def _resume_or_new(self) -> StoredGame:
+        gid = self.store.latest_unfinished()
+        if gid is not None:
+            game = self.store.load(gid)
+            log.info("resuming game %s at action %d", gid, game.state.seq)
+            return game
+        return self._new_game(self.seed)
+
+    def _new_game(self, seed: int) -> StoredGame:
+        config = GameConfig(self.edition, tuple(self.player_list), self.options, seed)
+        return self.store.create(config)
+
+    def new_game(self, config: GameConfig) -> StoredGame:
+        """Start another game (the table page's "new game"); pending questions are dropped."""
+        with self.lock:
+            self.game = self.store.create(config)
+            self.pending.clear()
+            self._script.clear()
+            self._after_change()
+            return self.game
+
+    # --- state for pages -----------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """`/api/state` (DESIGN.md): the standings plus what the camera and tracker see."""
+        with self.lock:
+            state = self.game.state.to_dict()
+            return {
+                "game_id": self.game.id,
+                **state,
+                "pending": [p.to_dict() for p in self.pending],
+                "last_roll": self.last_roll,
+                "camera": {"source": self.source_spec, "state": self.camera_state,
+                           "message": self.camera_message, "fps": round(self.stats.fps, 1),
+                           "tracker": self.tracker.state},
+                "version": self.version,
+            }
+
+    def _after_change(self) -> None:
+        self.version += 1
+        self.changed.notify_all()
+        self.tracker.expect(facts_for(self.game.state))
+
+    def wait_for_change(self, version: int, timeout: float) -> int:
+        with self.changed:
+            self.changed.wait_for(lambda: self.version != version or self._stop.is_set(),
+                                  timeout)
+            return self.version
+
+    # --- actions -------------------------------------------------------------------------
+    def apply(self, action: Any) -> None:
+        """Apply and store one action; the rules refuse bad ones and nothing changes."""
+        with self.lock:
+            self._apply(action)
+            self._after_change()
+
+    def _apply(self, action: Any) -> None:
+        who = self.game.state.current_player()
+        self.game.apply(action)
+        if self.on_action is not None:
+            try:
+                self.on_action(self.game.state, action, who)
+            except Exception:  # a narrator must never stop the game
+                log.exception("on_action failed")
+
+    def undo(self) -> Any:
+        with self.lock:
+            action = self.game.undo()
+            self.pending.clear()
+            self._after_change()
+            return action
+
+    def _deal_if_due(self) -> None:
+        state = self.game.state
+        if self.auto_deal and state.phase == "deal":
+            self._apply(Deal())
+            self._after_change()
+
+    def confirm(self, pending_id: int, value: int | None = None,
+                dice: list[dict] | None = None) -> None:
+        """Answer a pending question: a roll (as read, or corrected) or the chosen value."""
+        with self.lock:
+            p = next((q for q in self.pending if q.id == pending_id), None)
+            if p is None:
+                raise ConfirmError(f"no pending confirmation with id {pending_id}")
+            if p.kind == "place":
+                if value is None:
+                    raise ConfirmError("'value' is needed: which value did the player take?")
+                self._apply(Place(int(value)))
+                self.pending.remove(p)
+                self._roll_open = False
+            else:
+                chosen = dice if dice is not None else p.dice
+                roll = Roll(tuple(_die(d, i) for i, d in enumerate(chosen)))
+                if self._roll_open and self.game.state.phase == "choose":
+                    self.game.undo()  # the camera's roll is being corrected
+                neutral = self.game.state.phase == "neutral"
+                self._apply(roll)
+                self.pending.remove(p)
+                self._roll_open = not neutral
+                self._neutral_roll = neutral
+                seen = p.seen_place
+                if seen is not None and not neutral and any(d.value == seen for d in roll.dice):
+                    self._apply(Place(seen))
+                    self._roll_open = False
+                    self.stats.applied_auto += 1
+            self.stats.confirmed += 1
+            self._deal_if_due()
+            if self._queued is not None and not any(q.kind == "place" for q in self.pending):
+                ev, doubt = self._queued
+                self._queued = None
+                self._on_roll(ev, doubt)
+            self._after_change()
+
+    # --- the frame loop ------------------------------------------------------------------
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="table-session", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        with self.changed:
+            self.changed.notify_all()
+        src = self.source
+        if src is not None:
+            with contextlib.suppress(Exception):
+                src.close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _open(self) -> Source:
+        if self._source_factory is not None:
+            return self._source_factory()
+        if self.demo:
+            return DemoSource(self._demo_script(), seed=self.game.state.config.seed,
+                              size=self.demo_size, timing=self.demo_timing,
+                              realtime=self.realtime)
+        return open_source(self.source_spec, realtime=self.realtime)
+
+    def _demo_script(self) -> Iterator[Turn]:
+        with self.lock:
+            self._script.clear()
+            self._script_base = self._turn_number()
+        for turn in demo_turns(self.game.state, self.game.state.config.seed):
+            with self.lock:
+                self._script.append(turn)
+            yield turn
+
+    def run(self) -> None:
+        """The frame loop in the caller's thread (tests, `max_games`); `start` threads it."""
+        self._run()
+
+    def _run(self) -> None:
+        with self.lock:
+            # Resumed between a roll and its placement: the roll on the tray is still open.
+            self._roll_open = self.game.state.phase == "choose"
+            self._deal_if_due()
+            self.tracker.expect(facts_for(self.game.state))
+        while not self._stop.is_set():
+            try:
+                self.source = self._open()
+            except (ValueError, OSError) as exc:
+                self._camera(f"lost: {exc}", "lost")
+                self._stop.wait(5.0)
+                continue
+            self._draining = False
+            try:
+                self._loop(self.source)
+            finally:
+                with contextlib.suppress(Exception):
+                    self.source.close()
+            if self._stop.is_set():
+                break
+            if self.demo and self.game.state.is_over():
+                self.finished_games += 1
+                if self.max_games is not None and self.finished_games >= self.max_games:
+                    return
+                self._stop.wait(self.next_game_after)
+                with self.lock:
+                    self.game = self._new_game(self.game.state.config.seed + 1)
+                    self.pending.clear()
+                    self._script.clear()
+                    self.tracker = tk.TurnTracker()
+                    self._deal_if_due()
+                    self._after_change()
+            elif not self.demo:
+                self._camera("the source ended", "closed")
+                return
+
+    def _camera(self, message: str, state: str) -> None:
+        with self.lock:
+            if (state, message) != (self.camera_state, self.camera_message):
+                self.camera_state, self.camera_message = state, message
+                self._after_change()
+
+    def _loop(self, source: Source) -> None:
+        times: deque[float] = deque(maxlen=30)
+        while not self._stop.is_set():
+            frame = source.read()
+            self._camera(source.message, source.state)
+            if frame is None:
+                if source.ended:
+                    self._drain()
+                    return
+                continue
+            now = time.monotonic()
+            times.append(now)
+            if len(times) > 1:
+                self.stats.fps = (len(times) - 1) / max(times[-1] - times[0], 1e-6)
+            self.stats.frames += 1
+            try:
+                dice = self.reader.read(frame.image)
+            except (ValueError, cv2.error) as exc:
+                self.stats.last_error = f"frame {frame.index}: {exc}"
+                continue
+            self._stream_t = frame.t
+            truth = frame.meta.get("truth") if self.demo else None
+            with self.lock:
+                if truth is not None and truth.get("turn") is not None:
+                    self._truth_turn = int(truth["turn"])
+                events = self.tracker.feed(frame.index, frame.t, dice, frame.image)
+                if events:
+                    self._handle(events)
+                self._answer_as_demo_host()
+
+    def _clock(self) -> float:
+        """Stream time in the demo (which may run faster than real time), else wall time."""
+        return self._stream_t if self.demo else time.monotonic()
+
+    def _drain(self) -> None:
+        """At the end of a recording, report what the tracker still holds back."""
+        self._draining = True
+        with self.lock:
+            events = self.tracker.flush()
+            if events:
+                self._handle(events)
+        while self.demo and self.pending and not self._stop.is_set():
+            with self.lock:
+                before = [q.id for q in self.pending]
+                self._answer_as_demo_host()
+                if [q.id for q in self.pending] == before:
+                    break  # nothing the demo host can answer (should not happen)
+        if self.demo and not self.game.state.is_over():
+            with self.lock:
+                self._enter_by_hand(len(self._script))
+
+    # --- events -> actions ---------------------------------------------------------------
+    def _handle(self, events: list[tk.Event]) -> None:
+        for i, ev in enumerate(events):
+            doubt = next((e for e in events[i + 1:] if isinstance(e, tk.NeedsConfirmation)
+                          and e.reason in ("count", "colour", "unsure")), None)
+            if isinstance(ev, tk.Roll):
+                self._on_roll(ev, doubt)
+            elif isinstance(ev, tk.Place):
+                self._on_place(ev.value, ev.frame)
+            elif isinstance(ev, tk.NeedsConfirmation) and ev.reason == "scooped":
+                self._on_scooped(ev)
+        self._after_change()
+
+    def _photo(self, ev: tk.Roll) -> str | None:
+        if ev.image is None:
+            return None
+        folder = self.photos / self.game.id
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"event-{self.game.events:05d}.jpg"
+        ok, buf = cv2.imencode(".jpg", ev.image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+        if not ok:
+            return None
+        tmp = folder / (name + ".tmp")
+        tmp.write_bytes(buf.tobytes())
+        tmp.replace(folder / name)
+        return f"{self.game.id}/{name}"
+
+    def _on_roll(self, ev: tk.Roll, doubt: tk.NeedsConfirmation | None) -> None:
+        state = self.game.state
+        if any(p.kind == "place" for p in self.pending):
+            # The table is still asked which value the last player took; this roll is the
+            # next turn's and waits until that is answered.
+            self._queued = (ev, doubt)
+            return
+        replacing = state.phase == "choose" and self._roll_open
+        if state.phase not in ("roll", "neutral") and not replacing:
+            return  # dice thrown when no roll is due (testing the camera, a re-throw)
+        dice = [d.to_dict() for d in ev.dice]
+        photo = self._photo(ev)
+        self.last_roll = {"dice": dice, "photo": photo, "frame": ev.frame}
+        self.pending = [p for p in self.pending if p.kind != "roll"]
+        if doubt is not None:
+            self._ask("roll", doubt.reason, _doubt_message(doubt), list(doubt.candidates),
+                      dice, photo)
+            return
+        try:
+            roll = Roll(tuple(_die(d, i) for i, d in enumerate(dice)))
+            if replacing:
+                self.game.undo()
+            neutral = self.game.state.phase == "neutral"
+            self._apply(roll)
+        except (RulesError, ValueError) as exc:
+            self._ask("roll", "rules", str(exc), [], dice, photo)
+            return
+        self._roll_open = not neutral
+        self._neutral_roll = neutral
+        self.stats.applied_auto += 1
+        self._deal_if_due()
+
+    def _on_place(self, value: int, frame: int) -> None:
+        open_roll = next((p for p in self.pending if p.kind == "roll"), None)
+        if open_roll is not None:
+            open_roll.seen_place = value
+            return
+        state = self.game.state
+        if state.phase != "choose" or not self._roll_open:
+            return
+        try:
+            self._apply(Place(value))
+        except RulesError as exc:
+            self._roll_open = False
+            self._ask("place", "rules", str(exc), sorted({d.value for d in state.roll or ()}),
+                      [], self.last_roll.get("photo") if self.last_roll else None)
+            return
+        self._roll_open = False
+        self.stats.applied_auto += 1
+        self._deal_if_due()
+
+    def _on_scooped(self, ev: tk.NeedsConfirmation) -> None:
+        open_roll = next((p for p in self.pending if p.kind == "roll"), None)
+        if open_roll is not None or self.game.state.phase != "choose" or not self._roll_open:
+            return
+        self._roll_open = False
+        self._ask("place", "scooped", "Several values left the tray at once: which one did "
+                  "the player take?", list(ev.candidates), [],
+                  self.last_roll.get("photo") if self.last_roll else None)
+
+    def _ask(self, kind: str, reason: str, message: str, candidates: list[int],
+             dice: list[dict], photo: str | None) -> None:
+        self.pending.append(Pending(self._next_pending, kind, reason, message, candidates,
+                                    dice, photo, self._clock(), turn=self._truth_turn))
+        self._next_pending += 1
+
+    def _answer_as_demo_host(self) -> None:
+        """In the demo the session knows what it rendered, and answers like a patient host.
+
+        Like a person at the table, it first enters by hand any turn the camera missed
+        altogether, then answers the question about the dice now in the tray.
+        """
+        if not self.demo or not self.pending:
+            return
+        p = self.pending[0]
+        if self._clock() - p.created < self.demo_answer_after and not self._draining:
+            return
+        target = p.turn if p.turn is not None else self._turn_number() - self._script_base
+        self._enter_by_hand(target)
+        if p not in self.pending:
+            self._after_change()
+            return
+        turn = self._current_turn()
+        if turn is None:
+            return
+        if p.kind == "roll":
+            self.confirm(p.id, dice=[d._asdict() for d in _script_dice(turn)])
+        else:
+            self.confirm(p.id, value=turn.chosen)
+
+    def _enter_by_hand(self, upto: int) -> None:
+        """Demo host: enter the scripted turns before `upto` that the game is missing."""
+        while self._turn_number() - self._script_base < upto:
+            missed = self._current_turn()
+            if missed is None or self.game.state.is_over():
+                break
+            self.pending.clear()
+            self._queued = None
+            if self.game.state.phase == "choose":
+                self.game.undo()  # rolled but never placed: enter the turn afresh
+            self._apply(Roll(tuple(_script_dice(missed))))
+            if self.game.state.phase == "choose":
+                self._apply(Place(missed.chosen))
+            self._roll_open = False
+            self.stats.by_hand += 1
+            self._deal_if_due()
+            self._after_change()
+
+    def _turn_number(self) -> int:
+        """How many turns of this game have been rolled before the one now on the tray."""
+        state = self.game.state
+        rolls = sum(isinstance(a, Roll) for a in state.history)
+        return rolls - 1 if state.phase == "choose" else rolls
+
+    def _current_turn(self) -> Turn | None:
+        """The scripted turn the live game is in (the script runs ahead of the game)."""
+        idx = self._turn_number() - self._script_base
+        return self._script[idx] if 0 <= idx < len(self._script) else None
+
+
+def _script_dice(turn: Turn) -> list[Die]:
+    return [Die(c, v, turn.is_big(i)) for i, (c, v) in enumerate(zip(turn.colours, turn.values,
+                                                                      strict=True))]
+
+
+def _die(d: dict, i: int) -> Die:
+    value = d.get("value")
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 6:
+        raise ValueError(f"die {i}: value must be 1-6, not {value!r}")
+    colour = d.get("colour")
+    if not isinstance(colour, str) or not colour:
+        raise ValueError(f"die {i}: colour must be a name")
+    return Die(colour, value, bool(d.get("big", False)))
+
+
+def _doubt_message(ev: tk.NeedsConfirmation) -> str:
+    return {
+        "count": "The number of dice does not match what the player holds.",
+        "colour": "A die's colour is neither the player's nor neutral.",
+        "unsure": "A die could not be read with certainty.",
+    }.get(ev.reason, ev.reason)
+
+
+def photo_bytes(data_dir: Path, name: str) -> bytes | None:
+    """A stored roll photo by its relative name, refusing anything outside the folder."""
+    base = (Path(data_dir) / "photos").resolve()
+    path = (base / name).resolve()
+    if base not in path.parents or not path.is_file():
+        return None
+    return path.read_bytes()
+
+
+def annotate(image: np.ndarray, dice: list[Any]) -> np.ndarray:
+    """The camera page's preview: each die boxed with its value and colour."""
+    out = image.copy()
+    for d in dice:
+        x0, y0, x1, y1 = (int(v) for v in d.bbox)
+        sure = d.confidence >= 0.9 and d.value is not None
+        col = (60, 200, 60) if sure else (0, 160, 255)
+        cv2.rectangle(out, (x0, y0), (x1, y1), col, 2)
+        label = f"{d.value if d.value is not None else '?'} {d.colour}"
+        cv2.putText(out, label, (x0, max(12, y0 - 5)), cv2.FONT_HERSHEY_SIMPLEX, 0.5, col, 1,
+                    cv2.LINE_AA)
+    return out
