@@ -22,7 +22,15 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-test: lint
+# The page tests drive Debian's Chromium (Playwright cannot download browsers here).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	@echo "installing Debian's chromium for the browser tests"
+	@if [ "$$(id -u)" = 0 ]; then apt-get install -y --no-install-recommends chromium \
+	  || (apt-get update && apt-get install -y --no-install-recommends chromium); \
+	else sudo apt-get install -y --no-install-recommends chromium; fi
+
+test: lint $(CHROMIUM)
 	$(BIN)/python -m pytest
 
 # lasvegas (the engine we compare with) pins numpy<2, so bench/rules.py keeps it in .venv-bench.

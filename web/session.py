@@ -191,6 +191,8 @@ class TableSession:
         self._truth_turn: int | None = None  # demo only: the turn being rendered now
         self._stream_t = 0.0
         self._draining = False
+        self._latest: tuple[int, np.ndarray, list[Any]] | None = None
+        self._preview: tuple[int, bytes] | None = None
         self._script_base = 0
         # Called after every applied action with (state, action, who acted): the console log.
         self.on_action: Callable[[GameState, Any, str | None], None] | None = None
@@ -413,6 +415,7 @@ class TableSession:
                 continue
             self._stream_t = frame.t
             truth = frame.meta.get("truth") if self.demo else None
+            self._latest = (frame.index, frame.image, dice)
             with self.lock:
                 if truth is not None and truth.get("turn") is not None:
                     self._truth_turn = int(truth["turn"])
@@ -420,6 +423,29 @@ class TableSession:
                 if events:
                     self._handle(events)
                 self._answer_as_demo_host()
+
+    def preview_jpeg(self, max_width: int = 960) -> tuple[int, bytes] | None:
+        """The latest frame with every die boxed (value, colour), as JPEG, for /camera.
+
+        Encoded on demand and once per frame, so an idle camera page costs nothing.
+        """
+        latest = self._latest
+        if latest is None:
+            return None
+        index, image, dice = latest
+        cached = self._preview
+        if cached is not None and cached[0] == index:
+            return cached
+        out = annotate(image, dice)
+        h, w = out.shape[:2]
+        if w > max_width:
+            out = cv2.resize(out, (max_width, round(h * max_width / w)),
+                             interpolation=cv2.INTER_AREA)
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, 75])
+        if not ok:
+            return None
+        self._preview = (index, buf.tobytes())
+        return self._preview
 
     def _clock(self) -> float:
         """Stream time in the demo (which may run faster than real time), else wall time."""
