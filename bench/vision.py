@@ -47,9 +47,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder holding realdice/ and renders/")
     parser.add_argument("--crops", help="write crops of failures here, one folder per set")
     parser.add_argument("--limit", type=int, default=None, help="first N images per set")
+    parser.add_argument("--floor", action="store_true",
+                        help="find dice with the floor model instead of the learned detector")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
-    reader = DiceReader()
+    reader = DiceReader(detector=False if args.floor else None)
+    print("dice found by", "the floor model" if reader.detector is None else
+          f"the learned detector ({reader.detector.path.name})")
 
     def read(image: np.ndarray) -> list[dict]:
         return [d.to_dict() for d in reader.read(image)]

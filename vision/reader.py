@@ -26,6 +26,9 @@ FLOOR_SIZE = 160  # long side of the floor model
 CROP = 64  # canonical size of one die's top face
 BOX_PAD = 0.08  # share of the die side added around the mask's box
 CERTAIN = 0.9  # confidence from which a read is applied without asking (DESIGN.md)
+DETECT_MIN = 0.2  # detector heatmap peaks looked at by the value net
+KEEP_MIN = 0.25  # detector peak x value-net die probability for a box to be reported
+SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
 
 # Built-in palette (DESIGN.md), as sRGB of typical plastic dice under neutral light.
 PALETTE_SRGB: dict[str, tuple[int, int, int]] = {
@@ -81,10 +84,16 @@ class DieRead:
 class DiceReader:
     """Holds what is fixed between frames (palette, profile); `read` is one frame."""
 
-    def __init__(self, profile: Profile | None = None, learned: bool | None = None) -> None:
-        """`learned=None` uses the value net when its model file is there, else pip rules."""
+    def __init__(self, profile: Profile | None = None, learned: bool | None = None,
+                 detector: bool | None = None) -> None:
+        """`learned=None` uses the value net when its model file is there, else pip rules.
+
+        `detector=None` finds dice with the learned detector when its model is there (and the
+        value net is in use), else with the floor model; False forces the floor model.
+        """
         self.profile = profile
         self.net = None
+        self.detector = None
         self.last_proposals: tuple[list, np.ndarray] | None = None
         if learned is not False:
             try:
@@ -94,6 +103,14 @@ class DiceReader:
             except (ImportError, FileNotFoundError, cv2.error):
                 if learned:
                     raise
+            if self.net is not None and detector is not False:
+                try:
+                    from .detector import Detector
+
+                    self.detector = Detector()
+                except (ImportError, FileNotFoundError, cv2.error):
+                    if detector:
+                        raise
         refs = list(profile.colours) if profile and profile.colours else builtin_palette()
         self.names = [r.name for r in refs]
         self.labs = np.array([r.lab for r in refs], np.float32)
@@ -107,6 +124,10 @@ class DiceReader:
         if self.profile and self.profile.white_balance:
             gains = np.array(self.profile.white_balance, np.float32)
             frame = np.clip(frame.astype(np.float32) * gains, 0, 255).astype(np.uint8)
+        if self.detector is not None:
+            reads = self._read_detected(frame)
+            self._mark_big(reads)
+            return reads
         scale = min(1.0, WORK_SIZE / max(h, w))
         small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
             if scale < 1.0 else frame
@@ -124,12 +145,75 @@ class DiceReader:
         else:
             reads = [r for r in (self._read_one(frame, c, scale, gains) for c, _ in contours)
                      if r is not None]
+        self._mark_big(reads)
+        return reads
+
+    @staticmethod
+    def _mark_big(reads: list[DieRead]) -> None:
+        """A Biggy is about 1.4x the side of the ordinary dice in the same frame."""
         if reads:
             sides = np.array([r.side for r in reads])
             base = float(np.median(sides[sides <= np.median(sides) * 1.15]))
             for r in reads:
                 r.big = bool(r.side > 1.2 * base)
+
+    # --- learned detector -------------------------------------------------------------------
+    def _read_detected(self, frame: np.ndarray) -> list[DieRead]:
+        """Boxes from the detector, values from the value net, a rule-based second opinion.
+
+        A box that touches the frame edge is a die the camera only partly sees: skipped, as
+        its face may be cut. Both nets must agree that a box holds a die.
+        """
+        from .valuenet import NOT_A_DIE, UNREADABLE, crop_for
+
+        assert self.detector is not None and self.net is not None
+        h, w = frame.shape[:2]
+        edge = 0.004 * max(h, w)
+        dets = [d for d in self.detector.detect(frame, DETECT_MIN)
+                if d.bbox[0] > edge and d.bbox[1] > edge and d.bbox[2] < w - edge
+                and d.bbox[3] < h - edge]
+        if not dets:
+            self.last_proposals = ([], np.zeros(0, np.float32))
+            return []
+        boxes = [d.bbox for d in dets]
+        probs = self.net.predict(np.stack([crop_for(frame, b) for b in boxes]))
+        die_p = 1.0 - probs[:, NOT_A_DIE]
+        score = np.array([d.score for d in dets], np.float32)
+        self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
+        gains = self._balance(frame, boxes)
+        reads = []
+        for i, b in enumerate(boxes):
+            if score[i] * die_p[i] < KEEP_MIN:
+                continue
+            p = probs[i]
+            k = int(np.argmax(p[1:])) + 1
+            value = None if k == UNREADABLE else k
+            # Both the detector and the value net must be sure there is a die there.
+            # p[k] already carries the value net's doubt that this is a die at all; a weak
+            # detector peak (below SURE_PEAK) lowers it further.
+            confidence = float(p[k] * min(1.0, score[i] / SURE_PEAK))
+            if value is not None and confidence >= CERTAIN:
+                confidence = self._second_opinion(frame, b, value, confidence)
+            bw, bh = b[2] - b[0], b[3] - b[1]
+            if max(bw, bh) > 1.3 * min(bw, bh):
+                # Seen from above a die lying flat has a near-square box; a long one is a die
+                # leaning on a wall or another die, whose value may be read but never trusted.
+                confidence = min(confidence, CERTAIN - 0.1)
+            colour, _ = self._box_colour(frame, b, gains)
+            reads.append(DieRead(value, colour, False, b, confidence, (bw + bh) / 2, 0.0))
         return reads
+
+    def _balance(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]
+                 ) -> np.ndarray:
+        """Grey-world white balance on everything that is not a die."""
+        h, w = frame.shape[:2]
+        f = 80.0 / max(h, w)
+        tiny = cv2.resize(frame, (max(1, round(w * f)), max(1, round(h * f))),
+                          interpolation=cv2.INTER_AREA)
+        keep = np.ones(tiny.shape[:2], np.uint8)
+        for x0, y0, x1, y1 in boxes:
+            keep[int(y0 * f) : math.ceil(y1 * f), int(x0 * f) : math.ceil(x1 * f)] = 0
+        return self._grey_world(tiny, keep)
 
     # --- segmentation ----------------------------------------------------------------------
     def _floor(self, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

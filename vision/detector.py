@@ -1,0 +1,111 @@
+"""Find every die in a frame with a small learned centre detector (`models/detector.onnx`).
+
+The floor model in `reader.py` fails where the floor itself is hard to model: burnt-out or
+very dark trays, strong light gradients, patterned floors, dice packed into clusters. A small
+fully convolutional net, trained on synthetic box-lid scenes and the training half of the
+shared photo sets, marks the centre of every die on a grid a quarter of its input size and
+says how big the die's box is there (CenterNet's idea, cut down to run on a Pi's CPU through
+`cv2.dnn`). The value is still read by the value net on a full-resolution crop.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+INPUT_LONG = 512  # the frame's long side at the net's input
+STRIDE = 4  # output grid step in input pixels
+MULTIPLE = 16  # input sides are padded up to a multiple of this (the net downsamples 4 times)
+SIZE_UNIT = 16.0  # box sides are predicted as log(side / SIZE_UNIT) in input pixels
+DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "detector.onnx"
+
+
+@dataclass(frozen=True)
+class Detection:
+    bbox: tuple[float, float, float, float]  # in the frame's pixels
+    score: float  # the centre heatmap's peak, 0..1
+
+
+def prepare(frame_bgr: np.ndarray, long_side: int = INPUT_LONG) -> tuple[np.ndarray, float]:
+    """Scale, pad and normalise one frame for the net; returns (1x3xHxW float32, scale).
+
+    Each channel is normalised by the frame's own mean and spread, so exposure and the lamp's
+    colour shift the input far less than they shift the pixels; the padding repeats the edge
+    so it does not look like a dark wall.
+    """
+    h, w = frame_bgr.shape[:2]
+    scale = long_side / max(h, w)
+    nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
+    interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+    small = cv2.resize(frame_bgr, (nw, nh), interpolation=interp)
+    pw = -nw % MULTIPLE
+    ph = -nh % MULTIPLE
+    if pw or ph:
+        small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
+    x = small.astype(np.float32)
+    mean = x.reshape(-1, 3).mean(0)
+    std = x.reshape(-1, 3).std(0) + 8.0
+    x = (x - mean) / std
+    return np.ascontiguousarray(x.transpose(2, 0, 1)[None]), scale
+
+
+def decode(
+    out: np.ndarray, scale: float, frame_shape: tuple[int, ...], threshold: float = 0.25,
+    max_dice: int = 64,
+) -> list[Detection]:
+    """Turn the net's (1x5xhxw) output into boxes: local maxima of the centre heatmap.
+
+    Channels: centre logit, log width, log height, x and y offset of the centre within its
+    cell. A 3x3 maximum filter stands in for non-maximum suppression, as in CenterNet.
+    """
+    o = out[0]
+    heat = 1.0 / (1.0 + np.exp(-o[0]))
+    peak = cv2.dilate(heat, np.ones((3, 3), np.uint8))
+    ys, xs = np.nonzero((heat >= peak) & (heat >= threshold))
+    if len(ys) == 0:
+        return []
+    order = np.argsort(-heat[ys, xs])[:max_dice]
+    ys, xs = ys[order], xs[order]
+    h, w = frame_shape[:2]
+    inv = 1.0 / scale
+    dets = []
+    for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+        cx = (x + float(o[3, y, x])) * STRIDE * inv
+        cy = (y + float(o[4, y, x])) * STRIDE * inv
+        bw = float(np.exp(np.clip(o[1, y, x], -4, 4))) * SIZE_UNIT * inv
+        bh = float(np.exp(np.clip(o[2, y, x], -4, 4))) * SIZE_UNIT * inv
+        box = (max(0.0, cx - bw / 2), max(0.0, cy - bh / 2), min(float(w), cx + bw / 2),
+               min(float(h), cy + bh / 2))
+        if box[2] - box[0] >= 2 and box[3] - box[1] >= 2:
+            dets.append(Detection(box, float(heat[y, x])))
+    return dets
+
+
+class Detector:
+    """The trained net, loaded once per reader."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        model = Path(path) if path is not None else DEFAULT_MODEL
+        if not model.is_file():
+            raise FileNotFoundError(f"{model}: no such model (train it: vision/train_detector.py)")
+        self.path = model
+        self.net = cv2.dnn.readNetFromONNX(str(model))
+        meta_path = model.with_suffix(".json")
+        self.meta: dict = (
+            json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        )
+        self.long_side = int(self.meta.get("input_long", INPUT_LONG))
+
+    def heatmap(self, frame_bgr: np.ndarray) -> tuple[np.ndarray, float]:
+        """The raw output and the input scale (for tests and failure analysis)."""
+        x, scale = prepare(frame_bgr, self.long_side)
+        self.net.setInput(x)
+        return np.asarray(self.net.forward(), np.float32), scale
+
+    def detect(self, frame_bgr: np.ndarray, threshold: float = 0.25) -> list[Detection]:
+        out, scale = self.heatmap(frame_bgr)
+        return decode(out, scale, frame_bgr.shape, threshold)
