@@ -51,6 +51,7 @@ __all__ = [
 ]
 
 ALL_VALUES = (1, 2, 3, 4, 5, 6)
+FACE_SURE = 0.8  # two reads at least this sure showing different faces: not settled
 
 
 class DieLike(Protocol):
@@ -265,6 +266,20 @@ def _sort_key(v: _Voted) -> tuple[float, float]:
 # The tracker
 
 
+def _face_changed(before: DieLike, now: DieLike, sure: float = FACE_SURE) -> bool:
+    """Two fairly sure reads of different faces: the die is still tumbling in place.
+
+    A die rolling to a stop barely moves its centre in the last frames, but its top face
+    changes; counting those frames as settled would vote a face it did not land on.
+    """
+    return (before.value is not None and now.value is not None and before.value != now.value
+            and before.confidence >= sure and now.confidence >= sure)
+
+
+def _same_die(a: DieLike, b: DieLike, sure: float = FACE_SURE) -> bool:
+    return a.colour == b.colour and not _face_changed(a, b, sure)
+
+
 class _Track:
     """One physical die followed from frame to frame (or a one-frame phantom, until confirmed)."""
 
@@ -413,10 +428,11 @@ class TurnTracker:
         reset_past = 0
         for i, j in pairs:
             tr = tracks[i]
+            prev = tr.obs[-1][1]
             tr.see(n, dets[j])
             if tr.hits >= 2:
                 tr.confirmed = True
-            if tr.moved(self.still_frac):
+            if tr.moved(self.still_frac) or _face_changed(prev, dets[j]):
                 reset_now = True
         keep: list[_Track] = []
         for i, tr in enumerate(tracks):
@@ -465,6 +481,9 @@ class TurnTracker:
     def _match(self, a: list[_Voted], b: list[_Voted]) -> tuple[list[tuple[int, int]],
                                                                   list[int], list[int]]:
         pairs = _pair([v.die.bbox for v in a], [v.die.bbox for v in b], self.match_frac)
+        # Where a die lay, another may land: the same place is the same die only if the colour
+        # and a surely read face agree, else the old one left and a new one came.
+        pairs = [(i, j) for i, j in pairs if _same_die(a[i].die, b[j].die)]
         ma = {i for i, _ in pairs}
         mb = {j for _, j in pairs}
         return (pairs, [i for i in range(len(a)) if i not in ma],
