@@ -56,6 +56,7 @@ class Camera:
         self.fail_capture: Exception | None = None
         self.instances: list = []  # every stand-in camera opened
         self.frames = 0
+        self.autofocus = False  # Camera Module 3 has a focus motor; v1/v2/HQ do not
 
 
 class FakeRequest:
@@ -93,6 +94,11 @@ def picamera2_for(camera: Camera) -> type:
             self._ctl = {"AeEnable": True, "AwbEnable": True, "ExposureTime": 20000,
                          "AnalogueGain": 1.0, "ColourGains": (2.0, 1.6)}
             self._seq = 0
+            # picamera2 lists what the sensor supports as {name: (min, max, default)}
+            self.camera_controls = {"ExposureTime": (100, 1_000_000, 20000),
+                                    "AnalogueGain": (1.0, 16.0, 1.0)}
+            if camera.autofocus:
+                self.camera_controls["AfMode"] = (0, 2, 0)
 
         def create_video_configuration(self, main=None, lores=None, raw=None, transform=None,
                                        colour_space=None, buffer_count=6, controls=None,
@@ -205,6 +211,18 @@ def test_picamera_controls_set_by_name_and_confirmed_from_metadata() -> None:
         assert rep.reported["ExposureTime"] != 12000  # quantised by the sensor, still accepted
         assert abs(rep.reported["ExposureTime"] - 12000) < 20
         assert rep.reported["ColourGains"] == (1.8, 1.45)
+
+
+def test_picamera_turns_on_autofocus_only_where_the_lens_has_it() -> None:
+    cam, ft = Camera(), FakeTime()
+    cam.autofocus = True
+    with pi_source(cam, ft) as src:
+        src.read()
+        assert {"AfMode": 2} in cam.instances[0].received
+    plain, ft = Camera(), FakeTime()
+    with pi_source(plain, ft) as src:
+        src.read()
+        assert all("AfMode" not in c for c in plain.instances[0].received)
 
 
 def test_picamera_control_the_camera_cannot_honour_is_reported() -> None:

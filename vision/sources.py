@@ -340,6 +340,9 @@ def _why(e: BaseException) -> str:
 # --------------------------------------------------------------------------- Raspberry Pi camera
 
 
+AF_CONTINUOUS = 2  # libcamera controls.AfModeEnum.Continuous
+
+
 class PiCameraSource(_LiveSource):
     """The Pi camera through picamera2 (imported here only: it exists only on a Pi).
 
@@ -391,6 +394,11 @@ class PiCameraSource(_LiveSource):
             )
             cam.configure(config)
             cam.start()
+            # Camera Module 3 focuses far by default, where dice under a lid-height mount
+            # are soft; continuous autofocus keeps the pips sharp (absent on fixed lenses).
+            available = getattr(cam, "camera_controls", None) or {}
+            if "AfMode" in available:
+                cam.set_controls({"AfMode": AF_CONTINUOUS})
         except Exception:
             with contextlib.suppress(Exception):  # the configure error is the one to report
                 cam.close()

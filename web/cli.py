@@ -350,7 +350,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                       or Path(args.source).exists()):
         raise UsageError(f"--source {args.source}: not demo, picamera, webcam:N, "
                          "a video file or a folder of images")
-    pin = args.pin or f"{secrets.randbelow(10_000):04d}"
+    pin = args.pin or os.environ.get("VEGAS_TABLE_PIN") or f"{secrets.randbelow(10_000):04d}"
     if not pin.isdigit() or not 4 <= len(pin) <= 8:
         raise UsageError("--pin must be 4 to 8 digits")
     reader = _reader(args.profile)
@@ -371,6 +371,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     url = f"http://{_lan_address() if args.host in ('0.0.0.0', '') else args.host}:{args.port}/"
     print(f"Vegas Table: {url}  (table PIN {pin}; source {args.source}; data {data_dir})",
           flush=True)
+    _show_qr(url)
+    mdns = None if args.no_mdns else _announce(args.port)
     state = table.game.state
     print(f"Game {table.game.id}: {state.edition.title}, round {state.round}, "
           f"action {state.seq}{' (resumed)' if state.seq else ''}", flush=True)
@@ -384,7 +386,52 @@ def cmd_serve(args: argparse.Namespace) -> int:
         table.stop()
         server.close()
         store.close()
+        if mdns is not None:
+            mdns()
     return 0
+
+
+def _show_qr(url: str) -> None:
+    """The address as a QR code in the console, for phones to scan."""
+    try:
+        import segno
+
+        segno.make(url, error="m").terminal(compact=True)
+    except (ImportError, OSError, ValueError) as exc:
+        print(f"(no QR code: {exc})")
+
+
+def _announce(port: int) -> Any:
+    """Announce `vegas-table.local` over mDNS; returns how to withdraw it, or None.
+
+    On a Pi set up by deploy/install.sh, avahi already answers for the host name, and a
+    second responder for the same name would make avahi rename the machine: skip then.
+    """
+    import socket
+
+    if Path("/run/avahi-daemon/socket").exists():
+        return None
+    try:
+        from zeroconf import ServiceInfo, Zeroconf
+
+        address = _lan_address()
+        info = ServiceInfo("_http._tcp.local.", "Vegas Table._http._tcp.local.",
+                           addresses=[socket.inet_aton(address)], port=port,
+                           properties={"path": "/"}, server="vegas-table.local.")
+        zc = Zeroconf()
+        zc.register_service(info, allow_name_change=True)
+    except Exception as exc:  # mDNS is a convenience: the printed address always works
+        print(f"(not announced as vegas-table.local: {exc})")
+        return None
+    print(f"Also at http://vegas-table.local:{port}/ (mDNS)", flush=True)
+
+    def withdraw() -> None:
+        try:
+            zc.unregister_service(info)
+        finally:
+            zc.close()
+
+    return withdraw
 
 
 def _narrate(state: GameState, action: Any, who: str | None) -> None:
@@ -491,6 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="edition of a new game (an unfinished one is resumed)")
     p.add_argument("--players", type=int, default=4, help="players in a new game")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--no-mdns", action="store_true",
+                   help="do not announce vegas-table.local (avahi does it on the Pi)")
     p.set_defaults(func=cmd_serve)
     return parser
 
