@@ -52,6 +52,8 @@ def _play(tmp_path: Path, edition: str, n: int, options: dict | None = None) -> 
 @pytest.mark.slow
 @pytest.mark.parametrize("edition, n, options", [
     ("classic", 2, None),
+    ("royale", 2, None),
+    ("custom", 3, None),
 ])
 def test_a_demo_game_plays_to_the_end_exactly_as_scripted(tmp_path: Path, edition: str, n: int,
                                                            options: dict | None):

@@ -28,6 +28,7 @@ BOX_PAD = 0.08  # share of the die side added around the mask's box
 CERTAIN = 0.9  # confidence from which a read is applied without asking (DESIGN.md)
 DETECT_MIN = 0.2  # detector heatmap peaks looked at by the value net
 KEEP_MIN = 0.25  # detector peak x value-net die probability for a box to be reported
+LEAN_DOUBT = 0.02  # value-net belief in "cocked or smeared" above which no read is certain
 SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
 
 # Built-in palette (DESIGN.md), as sRGB of typical plastic dice under neutral light.
@@ -192,6 +193,10 @@ class DiceReader:
             # p[k] already carries the value net's doubt that this is a die at all; a weak
             # detector peak (below SURE_PEAK) lowers it further.
             confidence = float(p[k] * min(1.0, score[i] / SURE_PEAK))
+            if value is not None and p[UNREADABLE] > LEAN_DOUBT:
+                # Even a little belief in "cocked or smeared" is enough not to trust the face:
+                # a leaning die shows a clean face that is not the one it will count as.
+                confidence = min(confidence, CERTAIN - 0.05)
             if value is not None and confidence >= CERTAIN:
                 confidence = self._second_opinion(frame, b, value, confidence)
             bw, bh = b[2] - b[0], b[3] - b[1]
