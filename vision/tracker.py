@@ -578,21 +578,34 @@ class TurnTracker:
 
     def _check(self, snap: list[_Voted]) -> list[Event]:
         out: list[Event] = []
-        facts = self.facts
-        if facts is not None:
-            bigs = sum(1 for v in snap if v.die.big)
-            if len(snap) != facts.dice_count or bigs != facts.big_count:
-                out.append(NeedsConfirmation(self._frame, self._t, "count", ()))
-            allowed = {facts.player_colour, *facts.neutral_colours}
-            foreign = tuple(v.die for v in snap if v.die.colour not in allowed)
-            if foreign:
-                out.append(NeedsConfirmation(self._frame, self._t, "colour", (), foreign))
+        for reason, dice in fact_problems([v.die for v in snap], self.facts):
+            out.append(NeedsConfirmation(self._frame, self._t, reason, (), dice))
         unsure = [v for v in snap if v.die.value is None or v.die.confidence < self.certain]
         if unsure:
             cands = sorted(set().union(*(v.plausible for v in unsure)))
             out.append(NeedsConfirmation(self._frame, self._t, "unsure", tuple(cands),
                                          tuple(v.die for v in unsure)))
         return out
+
+
+def fact_problems(dice: Sequence[DieLike], facts: TurnFacts | None
+                  ) -> list[tuple[str, tuple[DieLike, ...]]]:
+    """What does not fit the facts: ("count", ()) and ("colour", the foreign dice).
+
+    Public so an owner that learns the facts only after the roll was seen (the placement
+    before it arrived in the same batch of events) can check it the same way.
+    """
+    if facts is None:
+        return []
+    out: list[tuple[str, tuple[DieLike, ...]]] = []
+    bigs = sum(1 for d in dice if d.big)
+    if len(dice) != facts.dice_count or bigs != facts.big_count:
+        out.append(("count", ()))
+    allowed = {facts.player_colour, *facts.neutral_colours}
+    foreign = tuple(d for d in dice if d.colour not in allowed)
+    if foreign:
+        out.append(("colour", foreign))
+    return out
 
 
 def track_stream(frames: Iterable[tuple[int, float, np.ndarray | None]], reader: Reader,

@@ -509,6 +509,13 @@ class TableSession:
         photo = self._photo(ev)
         self.last_roll = {"dice": dice, "photo": photo, "frame": ev.frame}
         self.pending = [p for p in self.pending if p.kind != "roll"]
+        if doubt is None and not replacing:
+            # The tracker may have seen this roll before the placement ahead of it was
+            # applied, so without the facts; check them now.
+            problems = tk.fact_problems(ev.dice, facts_for(state))
+            if problems:
+                doubt = tk.NeedsConfirmation(ev.frame, ev.t, problems[0][0], (),
+                                             problems[0][1])
         if doubt is not None:
             self._ask("roll", doubt.reason, _doubt_message(doubt), list(doubt.candidates),
                       dice, photo)
