@@ -163,3 +163,32 @@ def test_events_stream_starts_with_a_snapshot(client):
         text += next(chunks).decode()
     r.close()
     assert "retry:" in text
+
+
+@pytest.mark.parametrize("path", ["/api/action", "/api/confirm", "/api/undo", "/api/game",
+                                  "/api/display", "/api/end", "/api/login"])
+def test_a_deeply_nested_body_is_a_400_not_a_500(client, path: str):
+    host(client)
+    for text in ("[" * 20_000 + "]" * 20_000, '{"a":' * 5000 + "1" + "}" * 5000):
+        r = client.post(path, data=text, content_type="application/json")
+        assert r.status_code == 400 and "error" in r.get_json(), path
+    assert client.get("/api/state").get_json()["seq"] == 0
+
+
+@pytest.mark.parametrize("query", ["me=", "me=%00", "me=" + "x" * 5000, "me=anna&me=benno",
+                                   "me=%3Cscript%3E", "me[]=1"])
+def test_state_for_any_viewer_name_is_never_an_error(client, query: str):
+    r = client.get("/api/state?" + query)
+    assert r.status_code == 200 and r.get_json()["seq"] == 0
+
+
+def test_new_write_endpoints_need_the_pin(client, table: TableSession):
+    gid = table.game.id
+    for path, body in (("/api/game", {"edition": "classic", "players": []}),
+                       ("/api/display", {"hide_money": True}), ("/api/end", {})):
+        assert client.post(path, json=body).status_code == 401, path
+        r = client.post(path, json=body, headers={"X-Table-Pin": "0000"})
+        assert r.status_code == 403, path
+    s = client.get("/api/state").get_json()
+    assert s["game_id"] == gid and s["display"] == {"hide_money": False, "deal": "hand",
+                                                    "ended": False, "money_hidden": False}

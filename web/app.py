@@ -22,12 +22,26 @@ from typing import Any
 from flask import Flask, Response, jsonify, request, session
 from werkzeug.exceptions import HTTPException
 
-from scorekeeper import RulesError, action_from_dict
+from scorekeeper import Deal, RulesError, StoreError, action_from_dict
 
+from .pages import (
+    BadRequest,
+    DisplayStore,
+    Slotted,
+    event_numbers,
+    history_entries,
+    mjpeg,
+    money_values,
+    parse_new_game,
+    photo_names,
+    register_pages,
+    viewer_state,
+)
 from .session import ConfirmError, TableSession, photo_bytes
 
 MAX_BODY = 64 * 1024
 KEEPALIVE_S = 15.0
+CAMERA_VIEWERS = 4  # MJPEG streams at once: each holds a server thread and costs the Pi CPU
 
 
 @dataclass
@@ -37,6 +51,9 @@ class Settings:
     pin: str
     secret_key: str = field(default_factory=lambda: secrets.token_hex(32))
     keepalive: float = KEEPALIVE_S
+    # A live stream ends after this long and the page reconnects (it re-syncs anyway): a
+    # phone that vanished without closing its connection cannot hold a thread for ever.
+    stream_max: float = 1800.0
     login_attempts: int = 5  # wrong PINs allowed per client per window
     login_window: float = 60.0
 
@@ -64,9 +81,9 @@ class _RateLimit:
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
         super().__init__(message)
-        self.status, self.message = status, message
+        self.status, self.message, self.field = status, message, field
 
 
 def create_app(table: TableSession, settings: Settings) -> Flask:
@@ -78,8 +95,19 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     app.extensions["settings"] = settings
     limiter = _RateLimit(settings.login_attempts, settings.login_window)
 
+    display = DisplayStore(table.data_dir)
+    app.extensions["display"] = display
+    camera_slots = threading.BoundedSemaphore(CAMERA_VIEWERS)
+    stale_roll: dict[str, Any] = {"roll": None}  # the last roll of the game before this one
+    register_pages(app)
+    if display.exists(table.game.id):
+        # A resumed game keeps how its money is dealt (the host chose it at set-up).
+        table.auto_deal = display.get(table.game.id)["deal"] == "app"
+
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError) -> tuple[Response, int]:
+        if exc.field:
+            return jsonify(error=exc.message, field=exc.field), exc.status
         return jsonify(error=exc.message), exc.status
 
     @app.errorhandler(HTTPException)
@@ -96,7 +124,10 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     def body() -> dict[str, Any]:
         if not request.is_json:
             raise ApiError(415, "send JSON (Content-Type: application/json)")
-        data = request.get_json(silent=True)
+        try:
+            data = request.get_json(silent=True)
+        except RecursionError:  # "[[[[...": json gives up by recursion, not ValueError
+            raise ApiError(400, "the body is nested too deeply") from None
         if not isinstance(data, dict):
             raise ApiError(400, "the body must be a JSON object")
         return data
@@ -111,15 +142,32 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         if not session.get("host"):
             raise ApiError(401, "this needs the table PIN: POST it to /api/login first")
 
-    def write(fn: Any) -> Any:
-        """Wrap a write: PIN, JSON body, and rules errors as 409/400 with the rule's words."""
+    def require_host() -> None:
+        """The PIN check of writes, for the few reads that need it too."""
+        wait = limiter.blocked(request.remote_addr or "?")
+        if wait > 0:
+            raise ApiError(429, f"too many wrong PINs; try again in {wait:.0f} s")
+        need_pin()
+
+    def deal_mode() -> str:
+        """How this game's money comes in: as chosen at set-up, else as the session runs."""
+        if display.exists(table.game.id):
+            return str(display.get(table.game.id)["deal"])
+        return "app" if table.auto_deal else "hand"
+
+    def write(fn: Any = None, *, play: bool = False) -> Any:
+        """Wrap a write: PIN, JSON body, and rules errors as 409/400 with the rule's words.
+
+        `play` marks the writes that change the game itself: refused once the host ended it.
+        """
+        if fn is None:
+            return lambda f: write(f, play=play)
 
         def inner(*a: Any, **kw: Any) -> Any:
-            wait = limiter.blocked(request.remote_addr or "?")
-            if wait > 0:
-                raise ApiError(429, f"too many wrong PINs; try again in {wait:.0f} s")
-            need_pin()
+            require_host()
             data = body()
+            if play and display.get(table.game.id)["ended"]:
+                raise ApiError(409, "the host ended this game: reopen it or start a new one")
             try:
                 return fn(data, *a, **kw)
             except RulesError as exc:
@@ -130,9 +178,36 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         inner.__name__ = fn.__name__
         return inner
 
+    def deal_if_due() -> None:
+        """The app deals the next round itself when the host chose so at set-up."""
+        state = table.game.state
+        if state.phase == "deal" and not state.is_over() and deal_mode() == "app":
+            table.apply(Deal())
+
+    def current_view(me: str | None) -> dict[str, Any]:
+        with table.lock:
+            snap = table.snapshot()
+            state = table.game.state
+            disp = {**display.get(snap["game_id"]), "deal": deal_mode()}
+            extras = {"money_values": money_values(state),
+                      "results_now": (state.results() if disp["ended"] and not state.is_over()
+                                      else None)}
+            if snap.get("last_roll") is not None and snap["last_roll"] is stale_roll["roll"]:
+                snap["last_roll"] = None
+        return viewer_state(snap, disp, me, extras)
+
+    def viewer() -> str | None:
+        me = request.args.get("me")
+        return me if isinstance(me, str) and 0 < len(me) <= 40 else None
+
     @app.get("/api/state")
     def state() -> Response:
-        return jsonify(table.snapshot())
+        """The standings (DESIGN.md); `?me=NAME` is the player holding this phone."""
+        return jsonify(current_view(viewer()))
+
+    @app.get("/api/whoami")
+    def whoami() -> Response:
+        return jsonify(host=bool(session.get("host")))
 
     @app.get("/api/health")
     def health() -> Response:
@@ -141,19 +216,27 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
 
     @app.get("/api/events")
     def events() -> Response:
+        me = viewer()
+
         def stream() -> Iterator[str]:
-            version = -1
-            last = time.monotonic()
+            seen: tuple[int, int] | None = None
+            opened = last = time.monotonic()
             yield "retry: 2000\n\n"
-            while True:
-                snap = table.snapshot()
-                if snap["version"] != version:
-                    version = snap["version"]
+            while time.monotonic() - opened < settings.stream_max:
+                if (table.version, display.version) != seen:
+                    dv = display.version
+                    view = current_view(me)
+                    seen = (view["version"], dv)
                     last = time.monotonic()
-                    yield f"event: state\ndata: {json.dumps(snap, separators=(',', ':'))}\n\n"
+                    yield f"event: state\ndata: {json.dumps(view, separators=(',', ':'))}\n\n"
                     continue
-                table.wait_for_change(version, max(0.5, settings.keepalive
-                                                   - (time.monotonic() - last)))
+                # Display options change outside the session, so wake at least twice a second.
+                started = time.monotonic()
+                table.wait_for_change(seen[0], min(0.5, max(0.05, settings.keepalive
+                                                             - (started - last))))
+                if (table.version == seen[0] and display.version == seen[1]
+                        and time.monotonic() - started < 0.04):
+                    time.sleep(0.5)  # the session is stopping: do not spin
                 if time.monotonic() - last >= settings.keepalive:
                     last = time.monotonic()
                     yield ": keep-alive\n\n"
@@ -181,6 +264,7 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             limiter.fail(who)
             raise ApiError(403, "wrong table PIN")
         session["host"] = True
+        session.permanent = True  # a phone browser restarted mid-game stays the host
         return jsonify(ok=True)
 
     @app.post("/api/logout")
@@ -189,23 +273,33 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         return jsonify(ok=True)
 
     @app.post("/api/action")
-    @write
+    @write(play=True)
     def action(data: dict[str, Any]) -> Response:
         try:
             act = action_from_dict(data)
         except RulesError as exc:
             raise ApiError(400, str(exc)) from None
-        table.apply(act)
-        return jsonify(ok=True, seq=table.game.state.seq)
+        with table.lock:
+            table.apply(act)
+            deal_if_due()
+            return jsonify(ok=True, seq=table.game.state.seq)
 
     @app.post("/api/undo")
-    @write
+    @write(play=True)
     def undo(data: dict[str, Any]) -> Response:
-        act = table.undo()
-        return jsonify(ok=True, undone=act.to_dict(), seq=table.game.state.seq)
+        with table.lock:
+            act = table.undo()
+            undone = [act.to_dict()]
+            state = table.game.state
+            if isinstance(act, Deal) and state.seq and deal_mode() == "app":
+                # The app's own deal is not a move: take back the placement that ended the
+                # round; placing it again deals the very same notes (the deck is seeded).
+                undone.append(table.undo().to_dict())
+            return jsonify(ok=True, undone=undone[-1], undone_all=undone,
+                           seq=table.game.state.seq)
 
     @app.post("/api/confirm")
-    @write
+    @write(play=True)
     def confirm(data: dict[str, Any]) -> Response:
         pid = data.get("id")
         if not isinstance(pid, int) or isinstance(pid, bool):
@@ -218,11 +312,100 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         if dice is not None and (not isinstance(dice, list) or len(dice) > 40
                                  or not all(isinstance(d, dict) for d in dice)):
             raise ApiError(400, "'dice' must be a list of {colour, value, big} objects")
+        with table.lock:
+            try:
+                table.confirm(pid, value, dice)
+            except ValueError as exc:
+                raise ApiError(400, str(exc)) from None
+            deal_if_due()
+            return jsonify(ok=True, seq=table.game.state.seq)
+
+    @app.post("/api/game")
+    @write
+    def new_game(data: dict[str, Any]) -> Response:
+        """Set up the next game: edition, options, players and colours, start player."""
         try:
-            table.confirm(pid, value, dice)
-        except ValueError as exc:
-            raise ApiError(400, str(exc)) from None
-        return jsonify(ok=True, seq=table.game.state.seq)
+            config, disp = parse_new_game(data)
+        except BadRequest as exc:
+            raise ApiError(400, str(exc), str(exc).split(":")[0]) from None
+        with table.lock:
+            before = table.last_roll
+            try:
+                game = table.new_game(config)
+            except (RulesError, StoreError) as exc:
+                msg = str(exc)
+                field = ("options" if "option" in msg else "start_player"
+                         if "start_player" in msg else "players")
+                raise ApiError(400, f"{field}: {msg}", field) from None
+            stale_roll["roll"] = before
+            display.update(game.id, **disp)
+            table.auto_deal = disp["deal"] == "app"
+            deal_if_due()
+            return jsonify(ok=True, game_id=game.id, seq=table.game.state.seq)
+
+    @app.post("/api/display")
+    @write
+    def display_options(data: dict[str, Any]) -> Response:
+        """Options of how this game is shown and run that are not rules (hide money, deal)."""
+        changes: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "hide_money":
+                if not isinstance(value, bool):
+                    raise ApiError(400, "hide_money: true or false", "hide_money")
+                changes[key] = value
+            elif key == "deal":
+                if value not in ("app", "hand"):
+                    raise ApiError(400, "deal: 'app' or 'hand'", "deal")
+                changes[key] = value
+            else:
+                raise ApiError(400, f"unknown field {str(key)[:40]!r}", str(key)[:40])
+        with table.lock:
+            gid = table.game.id
+            new = display.update(gid, **changes)
+            if "deal" in changes:
+                table.auto_deal = changes["deal"] == "app"
+            return jsonify(ok=True, game_id=gid, display=new)
+
+    @app.post("/api/end")
+    @write
+    def end_game(data: dict[str, Any]) -> Response:
+        """The host stops the game early: the scoreboard shows the ranking as it stands."""
+        ended = data.get("ended", True)
+        if not isinstance(ended, bool):
+            raise ApiError(400, "ended: true (end the game) or false (reopen it)", "ended")
+        with table.lock:
+            if table.game.state.is_over():
+                raise ApiError(409, "the game is already over")
+            gid = table.game.id
+            display.update(gid, ended=ended)
+            return jsonify(ok=True, game_id=gid, ended=ended)
+
+    @app.get("/api/history")
+    def history() -> Response:
+        """Every action of the current game in words, with the roll photos."""
+        with table.lock:
+            game = table.game
+            state = game.state
+            disp = display.get(game.id)
+            config, actions = state.config, list(state.history)
+            gid = game.id
+            over = state.is_over()
+        if disp["hide_money"] and not over and not disp["ended"]:
+            require_host()  # deals and placements would add up to the hidden money
+        numbers = event_numbers(table.store.path, gid, len(actions))
+        entries = history_entries(config, actions, numbers, photo_names(table.data_dir, gid),
+                                  gid)
+        return jsonify(game_id=gid, seq=len(actions), entries=entries)
+
+    @app.get("/api/camera/stream")
+    def camera_stream() -> Response:
+        """The annotated camera picture as MJPEG, for the camera page."""
+        if not camera_slots.acquire(blocking=False):
+            raise ApiError(503, f"the camera is already shown on {CAMERA_VIEWERS} screens")
+        return Response(Slotted(mjpeg(table.preview_jpeg), camera_slots),
+                        mimetype="multipart/x-mixed-replace; boundary=frame",
+                        headers={"Cache-Control": "no-cache, no-store",
+                                 "X-Accel-Buffering": "no"})
 
     return app
 

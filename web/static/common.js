@@ -1,0 +1,136 @@
+/* Shared by every page: the live connection, dice drawing, money, small UI helpers.
+   Plain browser JavaScript, no build step and nothing from outside the Pi. */
+"use strict";
+const VT = (() => {
+  const PIPS = {
+    1: [[12, 12]], 2: [[7, 7], [17, 17]], 3: [[7, 7], [12, 12], [17, 17]],
+    4: [[7, 7], [17, 7], [7, 17], [17, 17]], 5: [[7, 7], [17, 7], [12, 12], [7, 17], [17, 17]],
+    6: [[7, 7], [7, 12], [7, 17], [17, 7], [17, 12], [17, 17]],
+  };
+  const KNOWN = new Set(["red", "blue", "green", "yellow", "purple", "orange", "pink", "black",
+    "white", "gray", "grey", "brown", "teal"]);
+  const COLOURS = ["red", "blue", "green", "yellow", "purple", "orange", "pink", "black", "white", "gray"];
+  const MAP = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+  const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => MAP[c]);
+  const cc = (colour) => "c-" + (KNOWN.has(colour) ? colour : "x");
+  const $ = (sel, root = document) => root.querySelector(sel);
+
+  /** One die as inline SVG: the value's pips in the die's colour ("?" when unread). */
+  function die(value, colour, extra = "") {
+    const pips = (PIPS[value] || []).map(([x, y]) => `<circle class="p" cx="${x}" cy="${y}" r="2.3"/>`).join("");
+    const unknown = PIPS[value] ? "" : '<text x="12" y="16.5" text-anchor="middle">?</text>';
+    const label = `${PIPS[value] ? value : "unread"}${colour ? " " + colour : ""}`;
+    return `<svg class="die ${cc(colour)} ${extra}" viewBox="0 0 24 24" role="img" aria-label="${esc(label)}">` +
+      `<rect class="f" x="1" y="1" width="22" height="22" rx="5"/>${pips}${unknown}</svg>`;
+  }
+  const sw = (colour, extra = "") => `<span class="sw ${cc(colour)} ${extra}" title="${esc(colour)}"></span>`;
+
+  /** "$60k" for a note, "$120,000" for a total; Custom's playing cards are small numbers. */
+  function money(v, full = false) {
+    if (v === null || v === undefined) return "—";
+    if (!full && v >= 1000 && v % 1000 === 0) return `$${v / 1000}k`;
+    return "$" + Number(v).toLocaleString("en-US");
+  }
+
+  /** Colour of a name in the casinos: a player's colour, or the neutral player's own name. */
+  function colourOf(s, name) {
+    const p = (s.players || []).find((q) => q.name === name);
+    return p ? p.colour : name;
+  }
+
+  /** Live state by Server-Sent Events; reconnects by itself and re-syncs on every (re)open. */
+  function live(url, onState) {
+    let es = null;
+    let timer = null;
+    let backoff = 1000;
+    const dot = $("#live");
+    const mark = (on) => {
+      if (!dot) return;
+      dot.classList.toggle("on", on);
+      dot.querySelector(".live-text").textContent = on ? "live" : "reconnecting";
+      dot.title = on ? "live" : "reconnecting";
+    };
+    function open() {
+      clearTimeout(timer);
+      if (es) es.close();
+      es = new EventSource(url());
+      es.addEventListener("state", (e) => {
+        backoff = 1000;
+        mark(true);
+        let s;
+        try { s = JSON.parse(e.data); } catch (err) { return; }
+        onState(s);
+      });
+      es.onerror = () => {
+        mark(false);
+        if (es.readyState === EventSource.CLOSED) {
+          timer = setTimeout(open, backoff);
+          backoff = Math.min(backoff * 2, 15000);
+        }
+      };
+    }
+    // A phone that slept may hold a dead connection without knowing: start afresh.
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) open(); });
+    window.addEventListener("online", open);
+    window.addEventListener("pageshow", (e) => { if (e.persisted) open(); });
+    open();
+    return { reopen: open };
+  }
+
+  /** POST JSON to the API; resolves to {ok, status, data} and never throws. */
+  async function api(path, body = {}) {
+    try {
+      const r = await fetch(path, {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body), credentials: "same-origin",
+      });
+      let data = {};
+      try { data = await r.json(); } catch (e) { /* not JSON */ }
+      return { ok: r.ok, status: r.status, data };
+    } catch (e) {
+      return { ok: false, status: 0, data: { error: "the table cannot be reached" } };
+    }
+  }
+
+  let toastTimer = null;
+  function toast(msg, bad = false) {
+    const t = $("#toast");
+    if (!t) return;
+    t.textContent = msg;
+    t.classList.toggle("bad", bad);
+    t.classList.add("show");
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => t.classList.remove("show"), bad ? 4500 : 2200);
+  }
+
+  /** Keep the phone's screen on: the Wake Lock API where the page may use it, else a muted
+      looping video (plain http on the table's network is not a "secure context"). */
+  function keepAwake() {
+    let lock = null;
+    let video = null;
+    async function ask() {
+      if (document.hidden) return;
+      if ("wakeLock" in navigator) {
+        try {
+          if (!lock || lock.released) lock = await navigator.wakeLock.request("screen");
+          return;
+        } catch (e) { /* refused: try the video below */ }
+      }
+      if (!video) {
+        video = document.createElement("video");
+        video.setAttribute("playsinline", "");
+        video.muted = true;
+        video.loop = true;
+        video.className = "awake";
+        video.src = "/static/awake.webm";
+        document.body.appendChild(video);
+      }
+      if (video.paused) video.play().catch(() => {});
+    }
+    document.addEventListener("visibilitychange", ask);
+    document.addEventListener("click", ask, { passive: true });
+    if ("wakeLock" in navigator) ask();
+  }
+
+  return { esc, cc, sw, die, money, colourOf, live, api, toast, keepAwake, $, COLOURS, KNOWN };
+})();
