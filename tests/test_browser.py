@@ -293,7 +293,7 @@ def test_a_pending_read_is_answered_with_one_tap(served: Served, browser):
     doubtful = next(i for i, d in enumerate(dice) if d["value"] == 5)
     dice[doubtful].update(value=None, confidence=0.4)
     with table.lock:
-        table._ask("roll", "unsure", "A die could not be read with certainty.", [3, 5], dice,
+        table.ask("roll", "unsure", "A die could not be read with certainty.", [3, 5], dice,
                    photo)
         table._after_change()
     ctx, page = page_for(browser, "dark")

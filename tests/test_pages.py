@@ -414,7 +414,7 @@ def test_a_confirmation_is_answered_through_the_api(host, table: TableSession):
             for v in (1, 2, 3, 4, 5, 6, 6, 6)]
     dice[0].update(value=None, confidence=0.3)
     with table.lock:
-        table._ask("roll", "unsure", "A die could not be read.", [1, 2], dice, None)
+        table.ask("roll", "unsure", "A die could not be read.", [1, 2], dice, None)
         table._after_change()
     pid = state(host)["pending"][0]["id"]
     # As read, the unreadable die makes the roll impossible: 400, nothing applied.

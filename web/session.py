@@ -217,8 +217,23 @@ class TableSession:
             self.game = self.store.create(config)
             self.pending.clear()
             self._script.clear()
+            self.last_roll = None
+            self._roll_open = False
+            self._queued = None
+            self.tracker = tk.TurnTracker()
+            self._deal_if_due()
             self._after_change()
-            return self.game
+            source = self.source
+        if self.demo and source is not None:
+            source.close()  # the demo camera starts playing the new game
+        return self.game
+
+    def ask(self, kind: str, reason: str, message: str, candidates: list[int],
+            dice: list[dict], photo: str | None = None) -> None:
+        """Put a question to the table (as the camera does), and tell the pages."""
+        with self.lock:
+            self._ask(kind, reason, message, candidates, dice, photo)
+            self._after_change()
 
     # --- state for pages -----------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
