@@ -221,7 +221,6 @@ class TableSession:
             self._roll_open = False
             self._queued = None
             self.tracker = tk.TurnTracker()
-            self._deal_if_due()
             self._after_change()
             source = self.source
         if self.demo and source is not None:
@@ -347,6 +346,8 @@ class TableSession:
         if self._source_factory is not None:
             return self._source_factory()
         if self.demo:
+            with self.lock:
+                self._deal_if_due()
             return DemoSource(self._demo_script(), seed=self.game.state.config.seed,
                               size=self.demo_size, timing=self.demo_timing,
                               realtime=self.realtime)
