@@ -364,7 +364,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     app = create_app(table, Settings(pin=pin))
     try:
-        server = create_server(app, host=args.host, port=args.port, threads=24)
+        server = create_server(app, host=args.host, port=args.port, threads=32)
     except OSError as exc:
         store.close()
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
