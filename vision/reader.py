@@ -539,17 +539,28 @@ class DiceReader:
         to be wrong than either alone, and "certain" must mean well under 1 error in 1,000.
         """
         x0, y0, x1, y1 = box
-        m = (x1 - x0) * BOX_PAD
         h, w = frame.shape[:2]
-        a0, b0 = max(0, int(x0 + m)), max(0, int(y0 + m))
-        a1, b1 = min(w, int(x1 - m) + 1), min(h, int(y1 - m) + 1)
-        if a1 - a0 < 6 or b1 - b0 < 6:
-            return min(confidence, CERTAIN - 0.05)
-        patch = cv2.resize(frame[b0:b1, a0:a1], (CROP, CROP), interpolation=cv2.INTER_AREA)
-        light = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)[..., 0]
-        count, _, fit = self._pips(light)
-        if count == value and fit > 0.5:
-            return confidence
+        side = max(x1 - x0, y1 - y0)
+        # Seen from an angle, a die's box also holds one or two side faces, whose pips spoil
+        # the count. The top face lies towards the side away from the camera's axis, so look
+        # at the plain inset box and at an inset box shifted that way.
+        cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+        dx, dy = cx - w / 2, cy - h / 2
+        norm = math.hypot(dx, dy) or 1.0
+        tries = [(0.0, 0.0, BOX_PAD), (dx / norm * 0.08, dy / norm * 0.08, 0.14)]
+        for ox, oy, inset in tries:
+            m = side * inset
+            a0 = max(0, int(x0 + m + ox * side))
+            b0 = max(0, int(y0 + m + oy * side))
+            a1 = min(w, int(x1 - m + ox * side) + 1)
+            b1 = min(h, int(y1 - m + oy * side) + 1)
+            if a1 - a0 < 6 or b1 - b0 < 6:
+                continue
+            patch = cv2.resize(frame[b0:b1, a0:a1], (CROP, CROP), interpolation=cv2.INTER_AREA)
+            light = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)[..., 0]
+            count, _, fit = self._pips(light)
+            if count == value and fit > 0.5:
+                return confidence
         return min(confidence, CERTAIN - 0.05)
 
     def _box_colour(self, frame: np.ndarray, box: tuple[float, float, float, float],

@@ -43,6 +43,9 @@ import cv2
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+# Run as a script, Python puts vision/ first on the path, where profile.py would shadow the
+# standard library's `profile` (which torch imports).
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "vision"]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -65,7 +68,10 @@ SETS = {
     "loose": DATA / "renders" / "loose",
 }
 MAX_LONG_SIDE = 1280
-CACHE_VERSION = 5  # bump when the sampling below changes, so stale crops are not reused
+CACHE_VERSION = 6  # bump when the sampling below changes, so stale crops are not reused
+# Cocked dice are rare in scenes and their clean top face is the worst confident error
+# (the label wants null): many augmented copies teach "unreadable" for a leaning die.
+COCKED_WEIGHT = 8
 OUT = ROOT / "vision" / "models" / "valuenet.onnx"
 
 # Roles of an image's crops.
@@ -265,7 +271,7 @@ def crops_for_scene(
         if role == HELD:
             continue
         n = copies if role == FIT else 3
-        n *= 3 if y == UNREADABLE else 1
+        n *= COCKED_WEIGHT if y == UNREADABLE else 1
         for _ in range(n):
             smear = y != UNREADABLE and rng.random() < 0.03
             add(_augmented(image, _jitter(boxes[i], rng), rng, smear), UNREADABLE if smear else y,
