@@ -28,3 +28,24 @@ def run_cli(*args: str, stdin: str = "", env: dict | None = None) -> subprocess.
 @pytest.fixture
 def cli():
     return run_cli
+
+
+class NoReader:
+    """API and page tests never run the frame loop; the session only needs something to hold."""
+
+    def read(self, frame):  # pragma: no cover - never called
+        raise AssertionError("the frame loop must not run in API or page tests")
+
+
+@pytest.fixture
+def table(tmp_path: Path):
+    """A table session with a 3-player classic game, dealt by hand, camera loop not started."""
+    from scorekeeper.simulate import players
+    from scorekeeper.store import GameStore
+    from web.session import TableSession
+
+    store = GameStore(tmp_path)
+    t = TableSession(store, tmp_path, "demo", NoReader(), players=players(3), seed=4,
+                     auto_deal=False)
+    yield t
+    store.close()

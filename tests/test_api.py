@@ -6,28 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from scorekeeper.simulate import players
-from scorekeeper.store import GameStore
 from web.app import Settings, create_app
 from web.session import TableSession
 
 PIN = "4321"
 
-
-class NoReader:
-    """The API tests never run the frame loop; the session only needs something to hold."""
-
-    def read(self, frame):  # pragma: no cover - never called
-        raise AssertionError("the frame loop must not run in API tests")
-
-
-@pytest.fixture
-def table(tmp_path: Path):
-    store = GameStore(tmp_path)
-    t = TableSession(store, tmp_path, "demo", NoReader(), players=players(3), seed=4,
-                     auto_deal=False)
-    yield t
-    store.close()
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import pytest
 
 from scorekeeper import Deal, Place, Roll
 from scorekeeper.simulate import players
-from scorekeeper.store import GameStore
 from web.app import CAMERA_VIEWERS, Settings, create_app
 from web.session import TableSession
 
@@ -22,19 +21,6 @@ PIN = "4321"
 STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
 TEMPLATES = STATIC.parent / "templates"
 
-
-class NoReader:
-    def read(self, frame):  # pragma: no cover - never called
-        raise AssertionError("the frame loop must not run in page tests")
-
-
-@pytest.fixture
-def table(tmp_path: Path):
-    store = GameStore(tmp_path)
-    t = TableSession(store, tmp_path, "demo", NoReader(), players=players(3), seed=4,
-                     auto_deal=False)
-    yield t
-    store.close()
 
 
 @pytest.fixture

@@ -41,15 +41,9 @@ if str(ROOT) not in sys.path:
 
 from vision.detector import INPUT_LONG, MULTIPLE, SIZE_UNIT, STRIDE, decode, prepare  # noqa: E402
 from vision.evaluate import iou, load_example, load_manifest  # noqa: E402
+from vision.train_valuenet import SETS  # noqa: E402  (the same labelled sets, one list)
 from vision.valuenet import is_training_image  # noqa: E402
 
-DATA = Path("/work/shared/data")
-SETS = {
-    "byler": DATA / "realdice" / "byler-d6",
-    "rune55": DATA / "realdice" / "rune55-trays",
-    "mounted": DATA / "renders" / "mounted",
-    "loose": DATA / "renders" / "loose",
-}
 CACHE_VERSION = 1
 OUT = ROOT / "vision" / "models" / "detector.onnx"
 
