@@ -42,6 +42,9 @@ CLASSIC_MIN_CASINO = 50_000
 ROYALE_CHIP_VALUE = 10_000
 
 
+MAX_DECK = 1000  # cards in a custom Royale deck
+
+
 def _deck_list(deck: Mapping[int, int]) -> list[int]:
     return [value for value in sorted(deck) for _ in range(deck[value])]
 
@@ -373,8 +376,12 @@ class Royale(Edition):
             if int(text) in parsed:
                 raise ConfigError(f"option deck: card value {int(text)} is listed twice")
             parsed[int(text)] = count
-        if sum(parsed.values()) < 12:
+        total = sum(parsed.values())
+        if total < 12:
             raise ConfigError("option deck must hold at least 12 cards (6 pairs)")
+        if total > MAX_DECK:
+            # A real deck is a box of cards; a huge count would only build a huge pile.
+            raise ConfigError(f"option deck holds {total} cards; at most {MAX_DECK} are allowed")
         self.options["deck"] = parsed
 
     def deck(self) -> dict[int, int]:

@@ -338,7 +338,7 @@ def test_bad_setups_raise_config_error(players, kw):
 
 
 @pytest.mark.parametrize("deck", [{10000.7: 12}, {"10000": 6, 10000: 6}, {"ten": 12},
-                                  {"10000": 11}, {"10000": 1.5}])
+                                  {"10000": 11}, {"10000": 1.5}, {"10000": 10**12}])
 def test_bad_royale_decks_are_refused(deck):
     with pytest.raises(ConfigError, match="deck"):
         GameState.new("royale", THREE, {"deck": deck})
