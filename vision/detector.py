@@ -10,7 +10,6 @@ says how big the die's box is there (CenterNet's idea, cut down to run on a Pi's
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,15 +96,9 @@ class Detector:
     """The trained net, loaded once per reader."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        model = Path(path) if path is not None else DEFAULT_MODEL
-        if not model.is_file():
-            raise FileNotFoundError(f"{model}: no such model (train it: vision/train_detector.py)")
-        self.path = model
-        self.net = cv2.dnn.readNetFromONNX(str(model))
-        meta_path = model.with_suffix(".json")
-        self.meta: dict = (
-            json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-        )
+        from .valuenet import load_onnx
+
+        self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_detector.py")
         self.long_side = int(self.meta.get("input_long", INPUT_LONG))
 
     def heatmap(self, frame_bgr: np.ndarray) -> tuple[np.ndarray, float]:

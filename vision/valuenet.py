@@ -18,6 +18,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -77,19 +78,24 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
     return (small - small.mean()) / (small.std() + 1e-3)
 
 
+def load_onnx(path: str | Path, trainer: str) -> tuple[Path, Any, dict]:
+    """An ONNX model for cv2.dnn and the JSON metadata beside it (empty when there is none).
+
+    A missing file names the script that makes it, since the models are trained by hand.
+    """
+    model = Path(path)
+    if not model.is_file():
+        raise FileNotFoundError(f"{model}: no such model (train it: vision/{trainer})")
+    meta_path = model.with_suffix(".json")
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+    return model, cv2.dnn.readNetFromONNX(str(model)), meta
+
+
 class ValueNet:
     """The trained net plus its calibration, loaded once and reused for every frame."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        model = Path(path) if path is not None else DEFAULT_MODEL
-        if not model.is_file():
-            raise FileNotFoundError(f"{model}: no such model (train it: vision/train_valuenet.py)")
-        self.path = model
-        self.net = cv2.dnn.readNetFromONNX(str(model))
-        meta_path = model.with_suffix(".json")
-        self.meta: dict = (
-            json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-        )
+        self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_valuenet.py")
         self.temperature = float(self.meta.get("temperature", 1.0))
 
     def predict(self, crops: np.ndarray) -> np.ndarray:

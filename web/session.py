@@ -20,7 +20,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,6 @@ class ConfirmError(ValueError):
 @dataclass
 class SessionStats:
     frames: int = 0
-    started: float = field(default_factory=time.monotonic)
     fps: float = 0.0
     applied_auto: int = 0  # rolls and placements applied straight from the camera
     confirmed: int = 0  # answered by a person (or the demo host)
