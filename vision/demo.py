@@ -198,6 +198,40 @@ class DemoSource(Source):
                                        for _ in range(self.timing.lead_in)]
         self._index = 0
         self._last: tuple[list[synth.DiePose], int | None, np.ndarray, list[dict]] | None = None
+        self._shown: str | None = None  # calibration: the colour on the tray, "" for empty
+        self._shown_dice: list[synth.DiePose] = []
+        self._shown_since = 0
+
+    # -- calibration
+    def show(self, colour: str | None, n: int = 5) -> None:
+        """Play the table during calibration: `colour`'s dice lie in the tray (None or "":
+        the tray is empty) until `stop_showing` goes back to the game.
+
+        The dice land half a second after being asked for, as a person's would, and keep
+        their places until another colour is asked for. A colour the renderer has no dice
+        of leaves the tray empty, as a table without that set would.
+        """
+        wanted = colour or ""
+        if wanted == self._shown:
+            return
+        self._shown = wanted
+        self._shown_since = self._index
+        if wanted:
+            rng = np.random.default_rng([self.seed, self._index, 77])
+            values = tuple(int(v) for v in rng.integers(1, 7, n))
+            try:
+                turn = Turn("table", (wanted,) * n, values, values[0])
+            except ValueError:
+                self._shown_dice = []
+                return
+            self._shown_dice = _place(rng, self._layout, turn)
+        else:
+            self._shown_dice = []
+
+    def stop_showing(self) -> None:
+        """Calibration is over: the scripted game carries on where it was."""
+        self._shown = None
+        self._shown_dice = []
 
     # -- planning
     def _plan_turn(self, k: int, turn: Turn) -> None:
@@ -296,6 +330,8 @@ class DemoSource(Source):
         if self.ended:
             return None
         self._refuse_all_controls("the demo camera has no controls")
+        if self._shown is not None:
+            return self._calibration_frame()
         if not self._queue:
             try:
                 nxt = next(self._script)
@@ -317,6 +353,20 @@ class DemoSource(Source):
         frame = Frame(i, i / self.fps, img, {"truth": truth})
         if self._state != "running":
             self._set_state("running", "demo playing")
+        self._pace(frame.t)
+        return frame
+
+
+    def _calibration_frame(self) -> Frame:
+        i = self._index
+        self._index += 1
+        landed = i - self._shown_since >= self.fps / 2
+        dice = self._shown_dice if landed else []
+        img, labels = self._render(_Planned(list(dice), "calibration", None), i)
+        frame = Frame(i, i / self.fps, img, {"truth": {"turn": None, "phase": "calibration",
+                                                       "hand": False, "dice": labels}})
+        if self._state != "running":
+            self._set_state("running", "demo calibrating")
         self._pace(frame.t)
         return frame
 

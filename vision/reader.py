@@ -116,6 +116,7 @@ class DiceReader:
         self.names = [r.name for r in refs]
         self.labs = np.array([r.lab for r in refs], np.float32)
         self.spreads = np.array([max(r.spread, 3.0) for r in refs], np.float32)
+        self._floor_polys: dict[tuple[int, int], np.ndarray | None] = {}
 
     # --- public ----------------------------------------------------------------------------
     def read(self, frame: np.ndarray) -> list[DieRead]:
@@ -126,7 +127,7 @@ class DiceReader:
             gains = np.array(self.profile.white_balance, np.float32)
             frame = np.clip(frame.astype(np.float32) * gains, 0, 255).astype(np.uint8)
         if self.detector is not None:
-            reads = self._read_detected(frame)
+            reads = self._on_floor(self._read_detected(frame), w, h)
             self._mark_big(reads)
             return reads
         scale = min(1.0, WORK_SIZE / max(h, w))
@@ -146,8 +147,42 @@ class DiceReader:
         else:
             reads = [r for r in (self._read_one(frame, c, scale, gains) for c, _ in contours)
                      if r is not None]
+        reads = self._on_floor(reads, w, h)
         self._mark_big(reads)
         return reads
+
+    def floor_polygon(self, w: int, h: int) -> np.ndarray | None:
+        """The calibrated tray floor in this frame's pixels, or None without a usable one.
+
+        The profile's corners are scaled to the frame (the same camera view at another
+        resolution); a frame of another shape is another view, and its corners mean nothing.
+        """
+        if (w, h) not in self._floor_polys:
+            poly = None
+            p = self.profile
+            if p is not None and p.tray_corners and p.image_size:
+                iw, ih = p.image_size
+                if abs((w / h) / (iw / ih) - 1) <= 0.02:
+                    poly = (np.array(p.tray_corners, np.float32)
+                            * np.float32([w / iw, h / ih])).reshape(-1, 1, 2)
+            self._floor_polys[(w, h)] = poly
+        return self._floor_polys[(w, h)]
+
+    def _on_floor(self, reads: list[DieRead], w: int, h: int) -> list[DieRead]:
+        """Dice lie on the tray floor: what sits on the walls or the table beyond (printed
+        art, a spare die, a cup) is not in play. A die leaning on a wall still has its centre
+        within half a side of the floor's edge."""
+        poly = self.floor_polygon(w, h)
+        if poly is None:
+            return reads
+        kept = []
+        for r in reads:
+            x0, y0, x1, y1 = r.bbox
+            side = max(x1 - x0, y1 - y0)
+            inside = cv2.pointPolygonTest(poly, ((x0 + x1) / 2, (y0 + y1) / 2), True)
+            if inside >= -0.5 * side:
+                kept.append(r)
+        return kept
 
     @staticmethod
     def _mark_big(reads: list[DieRead]) -> None:

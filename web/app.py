@@ -37,7 +37,13 @@ from .pages import (
     register_pages,
     viewer_state,
 )
-from .session import ConfirmError, TableSession, photo_bytes
+from .session import (
+    CalibrationError,
+    CalibrationInput,
+    ConfirmError,
+    TableSession,
+    photo_bytes,
+)
 
 MAX_BODY = 64 * 1024
 KEEPALIVE_S = 15.0
@@ -396,6 +402,64 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         entries = history_entries(config, actions, numbers, photo_names(table.data_dir, gid),
                                   gid)
         return jsonify(game_id=gid, seq=len(actions), entries=entries)
+
+    # --- calibration (the /calibrate page) ---------------------------------------------
+    @app.get("/api/calibration")
+    def calibration() -> Response:
+        return jsonify(table.calibration_status())
+
+    def calibration_step(fn: Any) -> Response:
+        try:
+            return jsonify(fn())
+        except CalibrationError as exc:
+            raise ApiError(409, str(exc)) from None
+        except OSError as exc:
+            raise ApiError(507, f"cannot save the profile: {exc.strerror or exc}") from None
+
+    @app.post("/api/calibration/start")
+    @write
+    def calibration_start(data: dict[str, Any]) -> Response:
+        colours = data.get("colours")
+        if colours is not None and (
+                not isinstance(colours, list) or not 1 <= len(colours) <= 12
+                or not all(isinstance(c, str) and 0 < len(c.strip()) <= 20 for c in colours)):
+            raise ApiError(400, "'colours' must be a list of 1-12 colour names", "colours")
+        try:
+            return jsonify(table.start_calibration(colours))
+        except CalibrationError as exc:
+            raise ApiError(400, str(exc), "colours") from None
+
+    @app.post("/api/calibration/corners")
+    @write
+    def calibration_corners(data: dict[str, Any]) -> Response:
+        corners = data.get("corners")
+        if (not isinstance(corners, list) or len(corners) != 4
+                or not all(isinstance(p, list) and len(p) == 2
+                           and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                   for v in p) for p in corners)):
+            raise ApiError(400, "'corners' must be four [x, y] points in picture pixels",
+                           "corners")
+        try:
+            return jsonify(table.calibration_call("corners", corners))
+        except CalibrationInput as exc:
+            raise ApiError(400, str(exc), "corners") from None
+        except CalibrationError as exc:
+            raise ApiError(409, str(exc)) from None
+
+    @app.post("/api/calibration/skip")
+    @write
+    def calibration_skip(data: dict[str, Any]) -> Response:
+        return calibration_step(lambda: table.calibration_call("skip"))
+
+    @app.post("/api/calibration/save")
+    @write
+    def calibration_save(data: dict[str, Any]) -> Response:
+        return calibration_step(table.save_calibration)
+
+    @app.post("/api/calibration/cancel")
+    @write
+    def calibration_cancel(data: dict[str, Any]) -> Response:
+        return calibration_step(table.cancel_calibration)
 
     @app.get("/api/camera/stream")
     def camera_stream() -> Response:

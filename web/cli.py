@@ -330,6 +330,153 @@ def _describe_event(d: dict[str, Any]) -> str:
     return f"{head} {d['event']}"
 
 
+# --- calibrate ----------------------------------------------------------------------------
+def _parse_corners(text: str) -> list[list[float]]:
+    """"x,y x,y x,y x,y" (or separated by ;) -> four points, or a UsageError naming why."""
+    parts = [p for p in text.replace(";", " ").split() if p]
+    try:
+        points = [[float(v) for v in p.split(",")] for p in parts]
+    except ValueError:
+        points = []
+    if len(points) != 4 or any(len(p) != 2 for p in points):
+        raise UsageError(f"--corners {text!r}: give four points as 'x,y x,y x,y x,y' "
+                         "(pixels of the camera picture)")
+    return points
+
+
+def _default_colours(data_dir: Path) -> list[str]:
+    """The colours of the game in progress (players, then neutral dice), else a 4-player set."""
+    from web.session import game_colours
+
+    db = data_dir / "games.sqlite3"
+    if db.exists():
+        store = _open_store(data_dir)
+        try:
+            gid = store.latest_unfinished()
+            if gid is not None:
+                return game_colours(store.load(gid).state)
+        except StoreError:
+            pass
+        finally:
+            store.close()
+    return [c for _, c in default_players(4)] + ["white"]
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import time
+
+    import cv2
+
+    from calibration.guide import CalibrationError, Calibrator
+    from vision.sources import SourceError, open_source
+
+    data_dir = Path(args.data_dir)
+    names = [c.strip() for c in args.colours.split(",")] if args.colours else \
+        _default_colours(data_dir)
+    corners = _parse_corners(args.corners) if args.corners else None
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    try:
+        source = open_source(args.source, realtime=args.source != "demo")
+    except (SourceError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        cal = Calibrator(names, source, corners=corners)
+    except CalibrationError as exc:
+        source.close()
+        raise UsageError(f"--colours: {exc}") from None
+    show = getattr(source, "show", None)  # the demo camera plays the people at the table
+    say = (lambda *a: None) if args.json else print
+    say(f"Calibrating {args.source} for {', '.join(names)}")
+    shown_results: set[str] = set()
+    last_instruction = ""
+    last_camera = ""
+    last_frame = None
+    deadline = time.monotonic() + args.timeout
+    with source:
+        while not cal.done and time.monotonic() < deadline and not source.ended:
+            if show is not None:
+                show(cal.wanted)
+            frame = source.read()
+            if source.message != last_camera and source.state != "running":
+                say(f"  camera: {source.message}")
+            last_camera = source.message
+            if frame is None:
+                continue
+            last_frame = frame.image
+            cal.feed(frame)
+            for r in cal.status()["steps"]:
+                if r["name"] not in shown_results:
+                    shown_results.add(r["name"])
+                    mark = "ok  " if r["passed"] else "FAIL"
+                    value = "-" if r["value"] is None else f"{r['value']:.3g}"
+                    say(f"  [{mark}] {r['name']}: {value} - {r['advice']}")
+            text = cal.instruction.text
+            if text != last_instruction:
+                last_instruction = text
+                if not cal.done:
+                    say(f"-> {text}")
+            if cal.step == "corners":
+                break
+    if cal.step == "corners":
+        hint = ""
+        if last_frame is not None:
+            snap = data_dir / "calibration-frame.jpg"
+            data_dir.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(snap), last_frame)
+            hint = f"; the camera's picture is in {snap}"
+        h, w = last_frame.shape[:2] if last_frame is not None else (0, 0)
+        raise UsageError(f"the tray was not found ({cal.results['tray'].advice}): give the "
+                         f"floor's corners with --corners 'x,y x,y x,y x,y' in pixels of the "
+                         f"{w}x{h} picture{hint}")
+    if not cal.done:
+        why = "the source ended" if source.ended else f"no result within {args.timeout:g} s"
+        raise UsageError(f"calibration did not finish ({why}); it was at: "
+                         f"{cal.instruction.text.lower()} ({cal.progress})")
+    status = cal.status()
+    for c in status["colours"]:
+        say(f"  {c['name']:<8} Lab {c['lab'][0]:5.1f} {c['lab'][1]:6.1f} {c['lab'][2]:6.1f}  "
+            f"spread {c['spread']:.1f}  ({c['n']} dice)")
+    if not args.no_save:
+        try:
+            path = cal.save(data_dir)
+        except OSError as exc:
+            raise UsageError(f"cannot save the profile in {data_dir}: {exc.strerror}") from None
+        status = cal.status()
+        say(f"Saved {path}; `vegas-table serve --data-dir {data_dir}` reads with it")
+    if args.json:
+        print(json.dumps(status))
+    elif status["ready"]:
+        print("Reading will be reliable with this calibration.")
+    else:
+        print("Reading may not be reliable. To change:")
+        for p in status["problems"]:
+            print(f"  - {p}")
+    return 0 if status["ready"] else 1
+
+
+def _serve_profile(given: str | None, data_dir: Path) -> tuple[Any, str | None, str | None]:
+    """The profile to read with: --profile (must be good), else the data dir's newest.
+
+    A damaged newest profile does not stop the table: it runs uncalibrated, and the pages
+    and this console say why (the people at the table can calibrate again from /calibrate).
+    """
+    from calibration.guide import latest_profile
+    from vision.profile import ProfileError, load_profile
+
+    if given:
+        try:
+            return load_profile(given), Path(given).name, None
+        except ProfileError as exc:
+            raise UsageError(str(exc)) from None
+    try:
+        profile, path = latest_profile(data_dir)
+    except ProfileError as exc:
+        print(f"{PROG}: warning: {exc}; reading dice uncalibrated", file=sys.stderr, flush=True)
+        return None, None, str(exc)
+    return profile, (path.name if path else None), None
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
     import secrets
@@ -353,12 +500,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     pin = args.pin or os.environ.get("VEGAS_TABLE_PIN") or f"{secrets.randbelow(10_000):04d}"
     if not pin.isdigit() or not 4 <= len(pin) <= 8:
         raise UsageError("--pin must be 4 to 8 digits")
-    reader = _reader(args.profile)
+    profile, profile_name, profile_error = _serve_profile(args.profile, data_dir)
     store = _open_store(data_dir)
     try:
-        table = TableSession(store, data_dir, args.source, reader,
+        table = TableSession(store, data_dir, args.source, None,
                              edition=args.edition, players=default_players(args.players),
-                             seed=args.seed)
+                             seed=args.seed, profile=profile, profile_name=profile_name,
+                             profile_error=profile_error)
     except RulesError as exc:
         store.close()
         raise UsageError(str(exc)) from None
@@ -370,6 +518,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
     url = f"http://{_lan_address() if args.host in ('0.0.0.0', '') else args.host}:{args.port}/"
     print(f"Vegas Table: {url}  (table PIN {pin}; source {args.source}; data {data_dir})",
+          flush=True)
+    print(f"Calibration: {profile_name or 'none (calibrate at ' + url + 'calibrate)'}",
           flush=True)
     _show_qr(url)
     mdns = None if args.no_mdns else _announce(args.port)
@@ -525,6 +675,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", help="calibration profile (JSON)")
     p.add_argument("--json", action="store_true", help="one JSON object per event (DESIGN.md)")
     p.set_defaults(func=cmd_track)
+
+    p = sub.add_parser("calibrate", help="learn this table's tray, light and dice colours")
+    p.add_argument("--source", default="picamera",
+                   help="picamera (default), webcam:N, demo, a video file or a folder of images")
+    p.add_argument("--data-dir", default=str(default_data_dir()),
+                   help="where the profile is saved (serve reads the newest from there)")
+    p.add_argument("--colours", help="dice colours to learn, in the order they are dropped, "
+                                     "e.g. red,blue,white (default: the unfinished game's)")
+    p.add_argument("--corners", help="the tray floor's corners 'x,y x,y x,y x,y' (pixels), "
+                                     "if it is not found by itself")
+    p.add_argument("--timeout", type=float, default=300.0, help="give up after this many s")
+    p.add_argument("--no-save", action="store_true", help="measure and report, save nothing")
+    p.add_argument("--json", action="store_true", help="print the final status as JSON")
+    p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("serve", help="run the table: camera, tracker, game and the phone pages")
     p.add_argument("--source", default="demo",

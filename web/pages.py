@@ -424,6 +424,10 @@ def register_pages(app: Flask) -> None:
     def camera_page() -> str:
         return render_template("camera.html", page="camera")
 
+    @app.get("/calibrate")
+    def calibrate_page() -> str:
+        return render_template("calibrate.html", page="calibrate")
+
     @app.get("/qr.svg")
     def qr() -> Response:
         """The scoreboard's address as a QR code, as this device reached the table: the

@@ -27,11 +27,13 @@ from typing import Any
 import cv2
 import numpy as np
 
+from calibration.guide import CalibrationError, Calibrator
 from scorekeeper import Deal, Die, GameConfig, GameState, Place, Roll, RulesError
 from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore, StoredGame
 from vision import tracker as tk
 from vision.demo import DemoSource, Timing, Turn
+from vision.profile import Profile
 from vision.sources import Source, open_source
 
 log = logging.getLogger("vegas_table.session")
@@ -58,6 +60,10 @@ class Pending:
         return {"id": self.id, "kind": self.kind, "reason": self.reason,
                 "message": self.message, "candidates": list(self.candidates),
                 "dice": self.dice, "photo": self.photo}
+
+
+class CalibrationInput(CalibrationError):
+    """Calibration input that is wrong in itself (corners that are no tray), not mistimed."""
 
 
 class ConfirmError(ValueError):
@@ -88,6 +94,14 @@ def facts_for(state: GameState) -> tk.TurnFacts | None:
         dice_count=sum(expected.values()),
         big_count=sum(n for (_c, big), n in expected.items() if big),
     )
+
+
+def game_colours(state: GameState) -> list[str]:
+    """The dice colours at this table, in seat order, then the neutral dice: what calibration
+    asks the people to drop, one set after the other."""
+    names = [p.colour for p in state.players]
+    names += [c for c in state.edition.imaginary_colours() if c not in names]
+    return list(dict.fromkeys(names))
 
 
 def demo_turns(state: GameState, seed: int) -> Iterator[Turn]:
@@ -148,17 +162,25 @@ class TableSession:
         demo_size: tuple[int, int] = (1280, 960),
         demo_timing: Timing | None = None,
         source_factory: Callable[[], Source] | None = None,
+        profile: Profile | None = None,
+        profile_name: str | None = None,
+        profile_error: str | None = None,
     ) -> None:
         self.store = store
         self.data_dir = Path(data_dir)
         self.photos = self.data_dir / "photos"
         self.source_spec = source_spec
         self.demo = source_spec == "demo"
-        if reader is None:
-            from vision.reader import DiceReader
-
-            reader = DiceReader()
+        # A reader handed in (tests) is kept as it is; otherwise the session makes its own from
+        # the calibration profile and remakes it when a new profile is saved.
+        self._own_reader = reader is None
+        self.profile: Profile | None = None
+        self.profile_name: str | None = None
+        self.profile_error = profile_error
         self.reader = reader
+        self.use_profile(profile, profile_name, error=profile_error)
+        self.calibrator: Calibrator | None = None
+        self._cal_lock = threading.Lock()
         self.edition, self.options, self.seed = edition, dict(options or {}), seed
         self.player_list = players or default_players(4)
         self.auto_deal = auto_deal
@@ -233,6 +255,121 @@ class TableSession:
             self._ask(kind, reason, message, candidates, dice, photo)
             self._after_change()
 
+    # --- calibration --------------------------------------------------------------------
+    def use_profile(self, profile: Profile | None, name: str | None = None, *,
+                    error: str | None = None) -> None:
+        """Read with this calibration from the next frame on (None: uncalibrated).
+
+        `error` says why a profile that should be there is not (damaged, another version):
+        the pages show it as a banner while the camera reads uncalibrated.
+        """
+        self.profile, self.profile_name, self.profile_error = profile, name, error
+        self._checked_size: tuple[int, int] | None = None
+        if self._own_reader:
+            from vision.reader import DiceReader
+
+            self.reader = DiceReader(profile)
+        source = getattr(self, "source", None)
+        if source is not None:
+            self._apply_camera(source)
+
+    def _apply_camera(self, source: Source) -> None:
+        controls = (self.profile.camera.get("controls") if self.profile else None) or {}
+        if isinstance(controls, dict) and controls:
+            source.set_controls({k: tuple(v) if isinstance(v, list) else v
+                                 for k, v in controls.items()})
+
+    def _check_profile_fits(self, image: np.ndarray) -> None:
+        """A profile made for pictures of another shape describes another view: refuse it."""
+        h, w = image.shape[:2]
+        if self.profile is None or self._checked_size == (w, h):
+            return
+        self._checked_size = (w, h)
+        size = self.profile.image_size
+        if size and abs((w / h) / (size[0] / size[1]) - 1) > 0.02:
+            name = self.profile_name or "the profile"
+            log.warning("%s was made for %dx%d pictures, the camera gives %dx%d", name,
+                        size[0], size[1], w, h)
+            with self.lock:
+                self.use_profile(None, error=f"{name} was made for {size[0]}x{size[1]} "
+                                             f"pictures but the camera gives {w}x{h}: "
+                                             "calibrate again")
+                self._after_change()
+
+    def calibration_summary(self) -> dict[str, Any]:
+        cal = self.calibrator
+        return {"calibrated": self.profile is not None, "profile": self.profile_name,
+                "error": self.profile_error,
+                "active": cal is not None and cal.step != "saved"}
+
+    def calibration_status(self) -> dict[str, Any]:
+        """What the /calibrate page draws: the guide's status and the profile in use."""
+        with self._cal_lock:
+            cal = self.calibrator
+            status = cal.status() if cal is not None else {"step": "idle"}
+        return {**status, **self.calibration_summary(),
+                "default_colours": game_colours(self.game.state)}
+
+    def start_calibration(self, colours: list[str] | None = None) -> dict[str, Any]:
+        """Begin (or begin again): the frame loop feeds the guide instead of the tracker."""
+        names = colours or game_colours(self.game.state)
+        with self._cal_lock:
+            self.calibrator = Calibrator(names, self.source)
+        with self.lock:
+            self._after_change()
+        return self.calibration_status()
+
+    def _calibrating(self) -> Calibrator | None:
+        cal = self.calibrator
+        return cal if cal is not None and cal.step != "saved" else None
+
+    def calibration_call(self, what: str, *args: Any) -> dict[str, Any]:
+        """corners / skip on the running guide; CalibrationError when none runs."""
+        with self._cal_lock:
+            cal = self._calibrating()
+            if cal is None:
+                raise CalibrationError("no calibration is running: start one first")
+            if what == "corners":
+                res = cal.set_corners(args[0])
+                if not res.passed:
+                    raise CalibrationInput(res.advice)
+            elif what == "skip":
+                cal.skip_colour()
+        return self.calibration_status()
+
+    def save_calibration(self) -> dict[str, Any]:
+        """Save the finished guide's profile and read with it from now on."""
+        from vision.profile import load_profile
+
+        with self._cal_lock:
+            cal = self._calibrating()
+            if cal is None:
+                raise CalibrationError("no calibration is running: start one first")
+            if not cal.status()["can_save"]:
+                raise CalibrationError("calibration is not finished yet: "
+                                       + cal.instruction.text.lower())
+            path = cal.save(self.data_dir)
+        profile = load_profile(path)
+        with self.lock:
+            self.use_profile(profile, path.name)
+            self._end_calibration()
+        return self.calibration_status()
+
+    def cancel_calibration(self) -> dict[str, Any]:
+        with self._cal_lock:
+            self.calibrator = None
+        with self.lock:
+            self._end_calibration()
+        return self.calibration_status()
+
+    def _end_calibration(self) -> None:
+        """Back to the game: the tracker starts afresh (the tray was emptied and refilled)."""
+        source = self.source
+        if isinstance(source, DemoSource):
+            source.stop_showing()
+        self.tracker = tk.TurnTracker()
+        self._after_change()
+
     # --- state for pages -----------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         """`/api/state` (DESIGN.md): the standings plus what the camera and tracker see."""
@@ -246,6 +383,7 @@ class TableSession:
                 "camera": {"source": self.source_spec, "state": self.camera_state,
                            "message": self.camera_message, "fps": round(self.stats.fps, 1),
                            "tracker": self.tracker.state},
+                "calibration": self.calibration_summary(),
                 "version": self.version,
             }
 
@@ -378,6 +516,7 @@ class TableSession:
                 self._camera(f"lost: {exc}", "lost")
                 self._stop.wait(5.0)
                 continue
+            self._apply_camera(self.source)
             self._draining = False
             try:
                 self._loop(self.source)
@@ -423,6 +562,10 @@ class TableSession:
             if len(times) > 1:
                 self.stats.fps = (len(times) - 1) / max(times[-1] - times[0], 1e-6)
             self.stats.frames += 1
+            self._check_profile_fits(frame.image)
+            if self._calibrating() is not None:
+                self._calibrate(source, frame)
+                continue
             try:
                 dice = self.reader.read(frame.image)
             except (ValueError, cv2.error) as exc:
@@ -438,6 +581,24 @@ class TableSession:
                 if events:
                     self._handle(events)
                 self._answer_as_demo_host()
+
+    def _calibrate(self, source: Source, frame: Any) -> None:
+        with self._cal_lock:
+            cal = self._calibrating()
+            if cal is None:
+                return
+            before = (cal.step, cal.instruction, len(cal.results), len(cal.light))
+            try:
+                cal.feed(frame)
+            except (ValueError, cv2.error) as exc:
+                self.stats.last_error = f"calibration, frame {frame.index}: {exc}"
+            if isinstance(source, DemoSource):
+                source.show(cal.wanted)  # the demo plays the people at the table
+            self._latest = (frame.index, frame.image, list(cal.last_dice))
+            after = (cal.step, cal.instruction, len(cal.results), len(cal.light))
+        if after != before:
+            with self.lock:
+                self._after_change()
 
     def preview_jpeg(self, max_width: int = 960) -> tuple[int, bytes] | None:
         """The latest frame with every die boxed (value, colour), as JPEG, for /camera.

@@ -38,6 +38,19 @@ const VT = (() => {
     return p ? p.colour : name;
   }
 
+  /** The calibration banner on every page: a profile that could not be used is news for
+      everyone at the table, since the camera then reads with the built-in colours. */
+  function banner(s) {
+    const b = $("#banner");
+    const c = s.calibration || {};
+    if (!b) return;
+    b.hidden = !c.error;
+    if (c.error) {
+      b.innerHTML = `<b>Camera uncalibrated.</b> ${esc(c.error)} ` +
+        (document.body.classList.contains("page-calibrate") ? "" : '<a href="/calibrate">Calibrate</a>');
+    }
+  }
+
   /** Live state by Server-Sent Events; reconnects by itself and re-syncs on every (re)open. */
   function live(url, onState) {
     let es = null;
@@ -59,6 +72,7 @@ const VT = (() => {
         mark(true);
         let s;
         try { s = JSON.parse(e.data); } catch (err) { return; }
+        banner(s);
         onState(s);
       });
       es.onerror = () => {

@@ -313,6 +313,9 @@
   $("#invite-url").textContent = location.origin + "/";
   function renderGame(s) {
     renderGameCurrent(s);
+    const c = s.calibration || {};
+    $("#calib-line").textContent = c.error ? `Uncalibrated: ${c.error}` :
+      (c.calibrated ? `Calibrated (${c.profile}).` : "Not calibrated yet: the camera reads with built-in colours.");
     if (!$("#players-edit").children.length) {
       const rows = s.players.map((p) => ({ name: p.name, colour: p.colour }));
       setupPlayers(rows, 0);

@@ -1,0 +1,171 @@
+"""The /calibrate page in a real browser at phone size, with the session's real frame loop.
+
+One table runs the demo camera (which plays the people dropping each colour's dice); another
+looks at a plain wall, so the tray cannot be found and its corners are tapped on the picture.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+import pytest
+
+from scorekeeper.simulate import players
+from scorekeeper.store import GameStore
+from vision.sources import Frame, Source
+from web.app import Settings, create_app
+from web.session import TableSession
+
+from .test_browser import CHROMIUM, ERRORS, PHONE, SHOTS, no_script_errors, page_for  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+playwright_api = pytest.importorskip("playwright.sync_api")
+PIN = "2468"
+
+
+class Wall(Source):
+    """A camera looking at a plain wall: frames forever, no tray anywhere."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.i = 0
+        rng = np.random.default_rng(3)
+        self.image = (np.full((480, 640, 3), 118, np.uint8)
+                      + rng.integers(0, 8, (480, 640, 3), dtype=np.uint8))
+
+    def read(self) -> Frame | None:
+        if self.ended:
+            return None
+        self._refuse_all_controls("a wall has no controls")
+        self._stop.wait(1 / 30)
+        self.i += 1
+        if self._state != "running":
+            self._set_state("running", "looking at a wall")
+        return Frame(self.i, self.i / 15, self.image)
+
+
+def serve(tmp: Path, spec: str, **kw: Any) -> Iterator[tuple[str, TableSession]]:
+    from waitress import create_server
+
+    store = GameStore(tmp)
+    table = TableSession(store, tmp, spec, None, players=players(3), seed=4,
+                         demo_size=(640, 480), **kw)
+    app = create_app(table, Settings(pin=PIN, keepalive=5))
+    server = create_server(app, host="127.0.0.1", port=0, threads=8)
+    threading.Thread(target=server.run, daemon=True).start()
+    table.start()
+    yield f"http://127.0.0.1:{server.effective_port}", table
+    table.stop()
+    server.close()
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def demo_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, TableSession]]:
+    yield from serve(tmp_path_factory.mktemp("demo"), "demo", realtime=True)
+
+
+@pytest.fixture(scope="module")
+def wall_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, TableSession]]:
+    yield from serve(tmp_path_factory.mktemp("wall"), "wall", source_factory=Wall)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (make test installs it)")
+    SHOTS.mkdir(exist_ok=True)
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def unlock(page, url: str) -> None:
+    page.goto(url + "/calibrate")
+    page.fill("#pin", PIN)
+    page.click("#login-form button")
+    page.wait_for_selector("#cal:not([hidden])")
+
+
+def test_calibrate_page_runs_the_guide_and_saves(demo_table, browser) -> None:
+    url, table = demo_table
+    ctx, page = page_for(browser)
+    seen: list[str] = []
+    ctx.route("**/*", lambda route: (seen.append(route.request.url), route.continue_()))
+    unlock(page, url)
+    # the game's colours are picked already, in seat order; a tap takes one out
+    page.wait_for_selector(".cal-chip.sel")
+    assert page.locator(".cal-chip.sel").all_inner_texts() == ["red\n1", "blue\n2", "green\n3"]
+    page.click(".cal-chip[data-c=green]")
+    assert page.locator(".cal-chip.sel").count() == 2
+    page.screenshot(path=str(SHOTS / "calibrate-start.png"), full_page=True)
+    page.click("#start")
+    # the found tray outlined on the picture (the demo's sets come and go in a second each)
+    page.wait_for_selector("#overlay polygon.tray", timeout=30000)
+    page.screenshot(path=str(SHOTS / "calibrate-running.png"), full_page=True)
+    page.wait_for_selector("#save:not([disabled])", timeout=60000)
+    assert "Reading will be reliable" in page.inner_text("#verdict")
+    names = page.locator(".cal-sw b").all_inner_texts()
+    assert names == ["red", "blue"]
+    steps = page.locator(".cal-steps li b").all_inner_texts()
+    assert steps[:2] == ["Camera", "Tray"] and "Glare" in steps and steps[-1] == "Colours"
+    page.screenshot(path=str(SHOTS / "calibrate-review.png"), full_page=True)
+    page.click("#save")
+    page.wait_for_selector(".cal-saved")
+    assert table.profile is not None and table.profile_name in page.inner_text("#cal-current")
+    assert [c.name for c in table.profile.colours] == ["red", "blue"]
+    hosts = {urlparse(u).netloc for u in seen if not u.startswith(("data:", "blob:"))}
+    assert hosts == {urlparse(url).netloc}
+    ctx.close()
+
+
+def test_banner_on_every_page_when_the_profile_could_not_be_used(demo_table, browser) -> None:
+    url, table = demo_table
+    keep = (table.profile, table.profile_name)
+    with table.lock:
+        table.use_profile(None, error="profile-7.json: not valid JSON (is the file damaged?)")
+        table._after_change()
+    try:
+        ctx, page = page_for(browser)
+        for path in ("/", "/camera"):
+            page.goto(url + path)
+            page.wait_for_selector("#banner:not([hidden])")
+            text = page.inner_text("#banner")
+            assert "uncalibrated" in text and "profile-7.json" in text
+            assert page.locator("#banner a[href='/calibrate']").count() == 1
+        page.screenshot(path=str(SHOTS / "banner-uncalibrated.png"))
+        ctx.close()
+    finally:
+        with table.lock:
+            table.use_profile(*keep)
+            table._after_change()
+
+
+def test_tray_corners_are_tapped_when_the_tray_is_not_found(wall_table, browser) -> None:
+    url, table = wall_table
+    ctx, page = page_for(browser)
+    unlock(page, url)
+    page.click("#start")
+    page.wait_for_selector("#use-corners", timeout=30000)
+    assert "Tap the four corners" in page.inner_text("#now")
+    box = page.locator("#cam").bounding_box()
+    for fx, fy in ((0.1, 0.1), (0.9, 0.12), (0.88, 0.9), (0.12, 0.88)):
+        page.mouse.click(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
+    assert page.locator("#overlay circle.tap").count() == 4
+    page.screenshot(path=str(SHOTS / "calibrate-corners.png"), full_page=True)
+    page.click("#use-corners")
+    page.wait_for_selector(".cal-drop", timeout=30000)  # on to the colours (none ever come)
+    page.screenshot(path=str(SHOTS / "calibrate-drop.png"), full_page=True)
+    corners = np.array(table.calibrator.corners)
+    assert corners[:, 0].min() == pytest.approx(0.1 * 640, abs=8)
+    assert corners[:, 1].max() == pytest.approx(0.9 * 480, abs=8)
+    page.click("#cancel")
+    page.wait_for_selector("#start")
+    assert table.calibrator is None
+    ctx.close()
