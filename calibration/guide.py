@@ -40,6 +40,8 @@ TRAY_TRIES = 8  # frames find_tray gets before the people are asked to tap the c
 STILL_FRAMES = 5  # frames a dropped set must lie still before it is measured
 LEARN_FRAMES = 3  # of those, how many are measured (more frames, less sensor noise)
 EMPTY_FRAMES = 3  # frames without dice before the tray counts as empty again
+LIT_DIE_L = 55.0  # Lab L a white or yellow die reaches under a lamp good enough to read pips
+DARK_FLOOR_L = 50.0  # a floor this dark may be dark material rather than dim light
 EMPTY_WAIT_S = 3.0  # how long the empty-tray step waits for dice to leave before going on
 
 
@@ -365,6 +367,7 @@ class Calibrator:
             self._progress = f"learned {name}: take the dice out"
 
     def _finish(self) -> None:
+        self._recheck_brightness()
         sep = col.separation(self.learned)
         sep.name = "colours"
         if self.skipped:
@@ -373,6 +376,22 @@ class Calibrator:
         self.last_dice = []  # nothing is read from here on: do not box dice that left
         self.step = "review"
         self._progress = "done: check the results and save"
+
+    def _recheck_brightness(self) -> None:
+        """A black tray floor looks "too dark" under a good lamp; the dice tell the truth.
+
+        What must be bright enough is the dice: when the lightest set learned (white or
+        yellow plastic) is well lit, a dark floor is the material, not the light.
+        """
+        for i, r in enumerate(self.light):
+            if r.name != "brightness" or r.passed or not self.learned:
+                continue
+            lightest = max(self.learned, key=lambda c: c.lab[0])
+            if r.value < DARK_FLOOR_L and lightest.lab[0] >= LIT_DIE_L:
+                self.light[i] = StepResult(
+                    "brightness", True, lightest.lab[0],
+                    f"the tray floor is dark, but the dice are well lit ({lightest.name} "
+                    f"dice at L {lightest.lab[0]:.0f})", {"floor_l": r.value})
 
     # -- the profile ----------------------------------------------------------------------
     def profile(self) -> Profile:

@@ -128,3 +128,35 @@ def test_damaged_profile_error_is_in_the_state_for_the_banner(table) -> None:
     state = app.test_client().get("/api/state").get_json()
     assert state["calibration"]["error"] == "profiles/profile-1.json: not valid JSON"
     assert not state["calibration"]["calibrated"]
+
+
+def test_serve_fixes_the_camera_as_the_profile_says(tmp_path: Path) -> None:
+    """The Pi camera (picamera2 stand-in) gets the calibrated controls and echoes them."""
+    from tests.test_sources import Camera, FakeTime, pi_source
+
+    cam, ft = Camera(), FakeTime()
+    controls = {"AeEnable": False, "AwbEnable": False, "ExposureTime": 12000,
+                "AnalogueGain": 2.0, "ColourGains": [1.8, 1.45]}
+    profile = Profile(camera={"controls": controls, "confirmed": True})
+    sources: list[Any] = []
+
+    def factory() -> Any:
+        sources.append(pi_source(cam, ft))
+        return sources[-1]
+
+    store = GameStore(tmp_path)
+    table = TableSession(store, tmp_path, "picamera", None, players=players(2), seed=4,
+                         source_factory=factory, profile=profile, profile_name="p.json")
+    try:
+        table.start()
+        end = time.monotonic() + 10
+        while (not sources or not sources[0].controls().confirmed) and time.monotonic() < end:
+            time.sleep(0.02)
+        rep = sources[0].controls()
+        assert rep.confirmed, rep
+        sent = cam.instances[0].received[0]
+        assert sent["ExposureTime"] == 12000 and tuple(sent["ColourGains"]) == (1.8, 1.45)
+        assert sent["AeEnable"] is False and sent["AwbEnable"] is False
+    finally:
+        table.stop()
+        store.close()

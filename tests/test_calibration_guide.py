@@ -209,3 +209,19 @@ def test_a_new_resolution_starts_the_guide_over() -> None:
     cal.feed(Frame(99, 9.0, other))
     assert cal.step in ("camera", "tray") and cal.corners is None
     assert "resolution" in cal.progress
+
+
+def test_a_dark_tray_floor_under_a_good_lamp_is_not_called_too_dark() -> None:
+    src = DemoSource([], size=(640, 480), preset="normal", scene_seed=4, seed=1)
+    assert src.spec.floor_style == "dark_print"
+    cal = Calibrator(["red", "white"], src)
+    for _ in range(300):
+        src.show(cal.wanted)
+        cal.feed(src.read())
+        if cal.done:
+            break
+    assert cal.step == "review"
+    bright = next(r for r in cal.light if r.name == "brightness")
+    # the floor alone reads as too dark; the white dice show the lamp is good
+    assert bright.details["floor_l"] < 25
+    assert bright.passed and "floor is dark" in bright.advice
