@@ -19,6 +19,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import cv2
@@ -51,6 +52,7 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int]) -> dict:
                              seed=seed, realtime=False, max_games=1, demo_size=size)
         delays: list[float] = []
         asked_turns: set[int] = set()
+        reasons: Counter[str] = Counter()
         read_time = [0.0]
         reader_read = table.reader.read
 
@@ -68,6 +70,8 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int]) -> dict:
                 if isinstance(ev, tk.Roll):
                     delays.append(ev.t - ev.since_t)
                 if isinstance(ev, tk.NeedsConfirmation) and table._truth_turn is not None:
+                    if table._truth_turn not in asked_turns:
+                        reasons[ev.reason] += 1
                     asked_turns.add(table._truth_turn)
             handle(events)
 
@@ -87,7 +91,8 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int]) -> dict:
         store.close()
         return {"frames": table.stats.frames, "wall": wall, "read": read_time[0],
                 "delays": delays, "turns": len(script), "asked": len(asked_turns),
-                "by_hand": table.stats.by_hand, "wrong": wrong + abs(len(live) - len(script)),
+                "by_hand": table.stats.by_hand, "reasons": reasons,
+                "wrong": wrong + abs(len(live) - len(script)),
                 "over": state.is_over()}
 
 
@@ -122,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
               "(stream time; target <= 0.5 s)")
     print(f"turns applied without confirmation: {turns - asked}/{turns} = "
           f"{(turns - asked) / max(turns, 1):.1%} (target >= 98%)")
+    why = sum((r["reasons"] for r in results), Counter())
+    print("why the table was asked (first question of each turn): "
+          + (", ".join(f"{k} {v}" for k, v in why.most_common()) or "never"))
     print(f"wrong actions applied: {sum(r['wrong'] for r in results)} (target 0)")
     return 0
 
