@@ -58,6 +58,14 @@ def test_calibrate_bad_arguments_are_one_line_errors(cli, tmp_path: Path) -> Non
         assert "Traceback" not in r.stderr
 
 
+def test_a_camera_that_gives_no_picture_is_reported_not_waited_for(cli, tmp_path: Path) -> None:
+    r = cli("calibrate", "--source", "webcam:9", "--data-dir", str(tmp_path), "--colours", "red",
+            "--timeout", "3")
+    assert r.returncode == 2
+    assert "no picture from webcam:9" in r.stderr and "/calibrate" in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
 def test_no_tray_in_view_asks_for_corners_and_keeps_the_picture(cli, tmp_path: Path) -> None:
     frames = tmp_path / "frames"
     frames.mkdir()

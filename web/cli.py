@@ -331,6 +331,7 @@ def _describe_event(d: dict[str, Any]) -> str:
 
 
 # --- calibrate ----------------------------------------------------------------------------
+NO_PICTURE_S = 15.0  # a camera silent this long is not coming back within a calibration
 def _parse_corners(text: str) -> list[list[float]]:
     """"x,y x,y x,y x,y" (or separated by ;) -> four points, or a UsageError naming why."""
     parts = [p for p in text.replace(";", " ").split() if p]
@@ -386,13 +387,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         source.close()
         raise UsageError(f"--colours: {exc}") from None
     show = getattr(source, "show", None)  # the demo camera plays the people at the table
-    say = (lambda *a: None) if args.json else print
+    def say(line: str) -> None:
+        if not args.json:
+            print(line, flush=True)
+
     say(f"Calibrating {args.source} for {', '.join(names)}")
     shown_results: set[str] = set()
     last_instruction = ""
     last_camera = ""
     last_frame = None
     deadline = time.monotonic() + args.timeout
+    last_seen = time.monotonic()
     with source:
         while not cal.done and time.monotonic() < deadline and not source.ended:
             if show is not None:
@@ -402,7 +407,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                 say(f"  camera: {source.message}")
             last_camera = source.message
             if frame is None:
+                silent = min(NO_PICTURE_S, args.timeout)
+                if time.monotonic() - last_seen > silent:
+                    raise UsageError(
+                        f"no picture from {args.source} for {silent:g} s "
+                        f"({source.message}); if the table is running it holds the camera: "
+                        "calibrate on its /calibrate page, or stop it first")
                 continue
+            last_seen = time.monotonic()
             last_frame = frame.image
             cal.feed(frame)
             for r in cal.status()["steps"]:
@@ -714,6 +726,9 @@ def fail(message: str) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # OpenCV's own warnings ("can't open camera by index") would break the one-line errors;
+    # what went wrong is reported by the source in our words. Read when cv2 is imported.
+    os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
