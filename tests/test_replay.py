@@ -127,3 +127,32 @@ def test_scooping_everything_at_once_asks_which_value(reader):
     summary = _summary(_events(iter(src), reader, FACTS))
     assert summary[0] == ("roll", [1, 3, 3, 5])
     assert ("confirm", "scooped") in summary and ("place", 3) not in summary
+
+
+def test_a_die_bumped_while_the_chosen_ones_are_lifted_changes_nothing(reader):
+    src = _demo(bump_p=1.0)
+    boxes: dict[str, list] = {}
+
+    def watch(f: Frame) -> np.ndarray:
+        truth = f.meta["truth"]
+        if truth["turn"] == 0 and truth["phase"] in ("settled", "rest"):
+            boxes[truth["phase"]] = [d["bbox"] for d in truth["dice"]]
+        return f.image
+
+    events = _events(iter(src), reader, FACTS, watch)
+    assert all(t.bumped is not None for t in src.turns)
+    # the bumped die really moved: one box of the rest phase is not where any die settled
+    moved = [b for b in boxes["rest"]
+             if min(abs(b[0] - a[0]) + abs(b[1] - a[1]) for a in boxes["settled"]) > 10]
+    assert len(moved) == 1
+    assert _summary(events) == CLEAN
+
+
+def test_a_die_rolling_out_of_the_tray_asks(reader):
+    src = DemoSource(TURNS[:1], seed=2, size=SIZE, hand_p=0.0, timing=TIMING, roll_out_p=1.0)
+    summary = _summary(_events(iter(src), reader, FACTS))
+    out = src.turns[0].rolled_out
+    assert out is not None and TURNS[0].values[out] != TURNS[0].chosen
+    kept = sorted(v for i, v in enumerate(TURNS[0].values) if i != out)
+    # three dice settled where red holds four: the table is asked, nothing is guessed
+    assert summary[:2] == [("roll", kept), ("confirm", "count")]

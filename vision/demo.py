@@ -110,6 +110,8 @@ class TurnTruth:
     scoop: range
     empty: range
     end: int
+    rolled_out: int | None = None  # index into `dice` of a die that left the tray in the fall
+    bumped: int | None = None  # index of a staying die nudged while the chosen ones were lifted
 
 
 @dataclass
@@ -170,6 +172,7 @@ class DemoSource(Source):
         self, script: Iterable[Turn | Sequence[Any]] | None = None, *, seed: int = 0,
         size: tuple[int, int] = DEFAULT_SIZE, fps: float = DEFAULT_FPS, preset: str = "easy",
         scene_seed: int = DEFAULT_SCENE, hand_p: float = 0.25, noise: float = 0.006,
+        bump_p: float = 0.0, roll_out_p: float = 0.0,
         timing: Timing | None = None, realtime: bool = False,
         clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], Any] | None = None,
     ) -> None:
@@ -179,6 +182,9 @@ class DemoSource(Source):
         self.seed = seed
         self.fps = float(fps)
         self.hand_p = hand_p
+        # Mishaps a table sees now and then, off unless asked for (replay tests): a staying die
+        # bumped by the hand that lifts the chosen ones; a die that rolls out of the tray.
+        self.bump_p, self.roll_out_p = bump_p, roll_out_p
         self.noise = noise
         self.timing = timing or Timing()
         try:
@@ -250,6 +256,19 @@ class DemoSource(Source):
         spins = [float(rng.uniform(360, 900) * rng.choice([-1, 1])) for _ in final]
         start = self._index + len(self._queue)
         plan: list[_Planned] = []
+        # Mishaps draw from their own generator, so a script plays the same with them off.
+        mishap = np.random.default_rng([self.seed, k, 7])
+        chosen = [i for i, v in enumerate(turn.values) if v == turn.chosen]
+        spare = [i for i in range(len(final)) if i not in chosen]
+        rolled_out = (int(mishap.choice(spare)) if spare and mishap.random() < self.roll_out_p
+                      else None)
+        targets = list(final)
+        if rolled_out is not None:  # it crosses the tray and leaves over the far wall
+            far = _exit_points(lay, (wall + 2) % 4, [final[rolled_out]])[0]
+            targets[rolled_out] = replace(final[rolled_out], x=far[0], y=far[1])
+            spare.remove(rolled_out)
+        bumped = (int(mishap.choice(spare)) if spare and mishap.random() < self.bump_p
+                  else None)
 
         def add(dice: list[synth.DiePose], phase: str, n: int, hand: int | None = None) -> range:
             r = range(start + len(plan), start + len(plan) + n)
@@ -262,7 +281,7 @@ class DemoSource(Source):
         prev = [0.0] + us[:-1]
         for u, u0 in zip(us, prev, strict=True):
             dice = []
-            for d, s, spin in zip(final, starts, spins, strict=True):
+            for d, s, spin in zip(targets, starts, spins, strict=True):
                 x, y = s[0] + (d.x - s[0]) * u, s[1] + (d.y - s[1]) * u
                 step = math.hypot(d.x - s[0], d.y - s[1]) * (u - u0)
                 dice.append(replace(
@@ -272,22 +291,34 @@ class DemoSource(Source):
                     blur_deg=_angle(lay, s, (d.x, d.y))))
             plan.append(_Planned(dice, "fall", k))
         fall = range(fall_from, start + len(plan))
-        settled = [add(final, "settled", tm.settle)]
+        if rolled_out is not None:
+            plan[-1] = _Planned([d for i, d in enumerate(plan[-1].dice) if i != rolled_out],
+                                "fall", k)  # gone from view by the last frame of the fall
+        on_tray = [d for i, d in enumerate(final) if i != rolled_out]
+        settled = [add(on_tray, "settled", tm.settle)]
         hand = None
         if rng.random() < self.hand_p:
             n_hand = int(rng.integers(tm.hand[0], tm.hand[1] + 1))
-            hand = add(final, "hand", n_hand, int(rng.integers(2**31)))
-            settled.append(add(final, "settled", tm.after_hand))
+            hand = add(on_tray, "hand", n_hand, int(rng.integers(2**31)))
+            settled.append(add(on_tray, "settled", tm.after_hand))
         out = _exit_points(lay, wall, final)
-        chosen = [i for i, v in enumerate(turn.values) if v == turn.chosen]
-        others = [i for i in range(len(final)) if i not in chosen]
+        others = [i for i in range(len(final)) if i not in chosen and i != rolled_out]
+        nudge: dict[int, synth.DiePose] = {}
+        if bumped is not None:  # the lifting hand shoves it half a die and turns it
+            d = final[bumped]
+            a = float(mishap.uniform(0, 2 * math.pi))
+            r = synth.DIE_MM * 0.5
+            nx = float(np.clip(d.x + r * math.cos(a), synth.DIE_MM, spec.floor_w_mm - synth.DIE_MM))
+            ny = float(np.clip(d.y + r * math.sin(a), synth.DIE_MM, spec.floor_h_mm - synth.DIE_MM))
+            nudge[bumped] = replace(d, x=nx, y=ny, angle_deg=d.angle_deg + 25.0)
 
         def leave(moving: list[int], staying: list[int], phase: str, n: int) -> range:
             r0 = start + len(plan)
             for j in range(n):
                 v = ((j + 1) / (n + 1)) ** 2
                 step = ((j + 1) ** 2 - j**2) / (n + 1) ** 2
-                dice = [final[i] for i in staying]
+                dice = [_between(final[i], nudge[i], v) if i in nudge else final[i]
+                        for i in staying]
                 for i in moving:
                     d, (ox, oy) = final[i], out[i]
                     dist = math.hypot(ox - d.x, oy - d.y)
@@ -298,6 +329,7 @@ class DemoSource(Source):
             return range(r0, start + len(plan))
 
         lift = leave(chosen, others, "lift", tm.lift)
+        final = [nudge.get(i, d) for i, d in enumerate(final)]
         rest = add([final[i] for i in others], "rest", tm.rest if others else 0)
         scoop = leave(others, [], "scoop", tm.scoop if others else 0)
         empty = add([], "empty", tm.empty)
@@ -306,7 +338,8 @@ class DemoSource(Source):
             dice=[{"colour": c, "value": v, "big": turn.is_big(i)}
                   for i, (c, v) in enumerate(zip(turn.colours, turn.values, strict=True))],
             chosen=turn.chosen, start=start, fall=fall, settled=settled, hand=hand, lift=lift,
-            rest=rest, scoop=scoop, empty=empty, end=start + len(plan)))
+            rest=rest, scoop=scoop, empty=empty, end=start + len(plan),
+            rolled_out=rolled_out, bumped=bumped))
         self._queue.extend(plan)
 
     # -- frames
@@ -376,6 +409,12 @@ class DemoSource(Source):
 
 def _size(d: synth.DiePose) -> float:
     return synth.DIE_MM * (synth.BIG_SCALE if d.big else 1.0)
+
+
+def _between(a: synth.DiePose, b: synth.DiePose, v: float) -> synth.DiePose:
+    """A die part of the way (v in 0..1) from pose a to pose b, face unchanged."""
+    return replace(a, x=a.x + (b.x - a.x) * v, y=a.y + (b.y - a.y) * v,
+                   angle_deg=a.angle_deg + (b.angle_deg - a.angle_deg) * v)
 
 
 def _angle(lay: _Layout, a: tuple[float, float], b: tuple[float, float]) -> float:
