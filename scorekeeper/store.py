@@ -206,6 +206,16 @@ class GameStore:
                         "round": rnd, "over": bool(over), **json.loads(summary)})
         return out
 
+    def event_kinds(self, game_id: str) -> list[tuple[int, str]]:
+        """(number, kind) of every event logged for the game, in order, undos included.
+
+        Photos of rolls are named after event numbers, so a history page needs the log's own
+        numbering, not only the actions that survive undo.
+        """
+        with self._lock:
+            return [(int(n), str(kind)) for n, kind in self._db.execute(
+                "SELECT n, kind FROM events WHERE game_id=? ORDER BY n", (game_id,))]
+
     def latest_unfinished(self) -> str | None:
         with self._lock:
             row = self._db.execute(

@@ -41,6 +41,20 @@ def test_load_replays_to_the_identical_state_including_undos(tmp_path):
         assert row["winners"] == played.results()["winners"]
 
 
+def test_event_log_numbers_count_undos_too(tmp_path):
+    played = play_random_game("classic", 3, 12, {"neutral_dice": True})
+    with GameStore(tmp_path) as store:
+        game = store.create(CONFIG)
+        for action in played.history[:3]:
+            game.apply(action)
+        game.undo()
+        game.apply(played.history[2])
+        kinds = store.event_kinds(game.id)
+        assert [n for n, _ in kinds] == list(range(1, len(kinds) + 1))
+        assert [k for _, k in kinds][-2] == "undo"
+        assert len(kinds) == 5 and store.event_kinds("nope") == []
+
+
 def test_wal_mode_and_schema_version_recorded(tmp_path):
     GameStore(tmp_path).close()
     db = sqlite3.connect(tmp_path / "games.sqlite3")

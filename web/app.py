@@ -398,7 +398,7 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             over = state.is_over()
         if disp["hide_money"] and not over and not disp["ended"]:
             require_host()  # deals and placements would add up to the hidden money
-        numbers = event_numbers(table.store.path, gid, len(actions))
+        numbers = event_numbers(table.store.event_kinds(gid), len(actions))
         entries = history_entries(config, actions, numbers, photo_names(table.data_dir, gid),
                                   gid)
         return jsonify(game_id=gid, seq=len(actions), entries=entries)

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import secrets
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -237,23 +236,14 @@ def _check_options(options: dict[str, Any]) -> None:
 
 
 # --- history -------------------------------------------------------------------------------
-def event_numbers(db_path: Path, game_id: str, count: int) -> list[tuple[int, bool] | None]:
+def event_numbers(rows: list[tuple[int, str]], count: int) -> list[tuple[int, bool] | None]:
     """The event-log number of each action still in the game's history, and whether the
     event just before it was an undo.
 
     Photos are named after the number of events logged before their roll was applied,
-    which counts undos too, so the log itself (read-only, WAL lets us read beside the
-    writer) says which photo belongs to which action.
+    which counts undos too, so the log itself (`GameStore.event_kinds`) says which photo
+    belongs to which action.
     """
-    try:
-        con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=2)
-        try:
-            rows = con.execute("SELECT n, kind FROM events WHERE game_id=? ORDER BY n",
-                               (game_id,)).fetchall()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return [None] * count
     stack: list[tuple[int, bool]] = []
     undo_before = False
     for n, kind in rows:
