@@ -101,8 +101,10 @@ def test_calibrate_page_runs_the_guide_and_saves(demo_table, browser) -> None:
     unlock(page, url)
     # the game's colours are picked already, in seat order; a tap takes one out
     page.wait_for_selector(".cal-chip.sel")
-    assert page.locator(".cal-chip.sel").all_inner_texts() == ["red\n1", "blue\n2", "green\n3"]
+    assert page.locator(".cal-chip.sel").all_inner_texts() == [
+        "red\n1", "blue\n2", "green\n3", "white\n4"]
     page.click(".cal-chip[data-c=green]")
+    page.click(".cal-chip[data-c=white]")
     assert page.locator(".cal-chip.sel").count() == 2
     page.screenshot(path=str(SHOTS / "calibrate-start.png"), full_page=True)
     page.click("#start")

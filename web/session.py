@@ -98,10 +98,14 @@ def facts_for(state: GameState) -> tk.TurnFacts | None:
 
 def game_colours(state: GameState) -> list[str]:
     """The dice colours at this table, in seat order, then the neutral dice: what calibration
-    asks the people to drop, one set after the other."""
+    asks the people to drop, one set after the other.
+
+    White comes last even when this game leaves the neutral dice in the box: every edition
+    has them, and the learned white is the reference a lamp's tint is judged against.
+    """
     names = [p.colour for p in state.players]
     names += [c for c in state.edition.imaginary_colours() if c not in names]
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys([*names, "white"]))
 
 
 def demo_turns(state: GameState, seed: int) -> Iterator[Turn]:
