@@ -49,3 +49,20 @@ def table(tmp_path: Path):
                      auto_deal=False)
     yield t
     store.close()
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's: browser downloads are impossible here
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium under Playwright, for the page tests (`make test` installs both)."""
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is not installed: `make test` installs it")
+    (Path(__file__).parent / "screenshots").mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield b
+        b.close()

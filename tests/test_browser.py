@@ -29,8 +29,6 @@ from web.session import TableSession
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(__file__).parent / "screenshots"
 PIN = "2468"
 PHONE = {"width": 390, "height": 844}
@@ -70,17 +68,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     table.stop()
     server.close()
     store.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
-    SHOTS.mkdir(exist_ok=True)
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 ERRORS: list[str] = []

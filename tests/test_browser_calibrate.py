@@ -21,10 +21,9 @@ from vision.sources import Frame, Source
 from web.app import Settings, create_app
 from web.session import TableSession
 
-from .test_browser import CHROMIUM, ERRORS, PHONE, SHOTS, no_script_errors, page_for  # noqa: F401
+from .test_browser import SHOTS, no_script_errors, page_for  # noqa: F401  (autouse fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-playwright_api = pytest.importorskip("playwright.sync_api")
 PIN = "2468"
 
 
@@ -73,17 +72,6 @@ def demo_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 @pytest.fixture(scope="module")
 def wall_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, TableSession]]:
     yield from serve(tmp_path_factory.mktemp("wall"), "wall", source_factory=Wall)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
-    SHOTS.mkdir(exist_ok=True)
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 def unlock(page, url: str) -> None:
