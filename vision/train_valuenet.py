@@ -42,9 +42,10 @@ model). Tried on 2026-11-22 with `--detector-share 0.5 --edge-scenes 400`, 10 ep
 cores: the demo's unsure dice fell from 24 to 5 of 913 (0 confident errors either way), but
 held-out certainty fell on the mounted renders (58.9 -> 49.1% of correct reads at >= 0.9) and
 loose renders (57.3 -> 53.9%), rune55 held-out value accuracy fell 84.6 -> 83.7%, and
-synthetic-hard confident errors rose 67 -> 70, so it was not adopted. Next: the full 18
-epochs, and rim scenes seen through a wider lens (the renders use 66-102 degrees, synth
-21-59), since wide-angle side faces are what the mounted renders punish.
+synthetic-hard confident errors rose 67 -> 70, so it was not adopted. Over the full 18
+epochs it was no better (rune55 held-out confident errors 6 -> 9, mounted and loose held-out
+certainty down 7.5 and 6 points). Next: rim scenes seen through a wider lens (the renders use
+66-102 degrees, synth 21-59), since wide-angle side faces are what the mounted renders punish.
 """
 
 from __future__ import annotations
