@@ -105,7 +105,6 @@ class Calibrator:
         self.gains: tuple[float, float, float] | None = None
         self.reader: Any = None
         self.saved: Path | None = None
-        self.frames_seen = 0
         self._tray_tries = 0
         self._light_frames: list[np.ndarray] = []
         self._light_t0: float | None = None
@@ -207,7 +206,6 @@ class Calibrator:
             self.size = (w, h)
             return  # said for one frame; the next one starts the tray step afresh
         self.size = (w, h)
-        self.frames_seen += 1
         if self.step == "camera":
             assert self.camera is not None
             res = self.camera.feed(frame)
