@@ -4,7 +4,18 @@ Public API: `GameState` (one game; legal actions, apply, undo, results), the act
 `pay_casino` (one casino's payout) and the exceptions. `store` keeps games in SQLite.
 """
 
-from .actions import Action, BadAction, Deal, Die, Pass, Place, Roll, action_from_dict
+from .actions import (
+    Action,
+    BadAction,
+    Deal,
+    Die,
+    Pass,
+    Place,
+    Roll,
+    action_from_dict,
+    agrees,
+    by_face,
+)
 from .editions import EDITIONS, Edition, make_edition
 from .effects import CasinoEffect
 from .errors import (
@@ -54,6 +65,8 @@ __all__ = [
     "ValueNotRolled",
     "WrongPhase",
     "action_from_dict",
+    "agrees",
+    "by_face",
     "make_edition",
     "pay_casino",
 ]

@@ -5,6 +5,8 @@ They are immutable and serialise to small JSON objects, which is what the event 
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -16,14 +18,48 @@ class BadAction(IllegalAction):
 
 
 class Die(NamedTuple):
-    """One die as read: a NamedTuple because a game creates tens of thousands of them."""
+    """One die as read: a NamedTuple because a game creates tens of thousands of them.
+
+    `value` None is a die of a player's roll whose face nobody knows: the camera could not read
+    it, and it stayed in the tray, so the turn did not need it. It is never placed; keeping it
+    unknown is honest where a guessed face would put a wrong roll on record.
+    """
 
     colour: str
-    value: int
+    value: int | None
     big: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"colour": self.colour, "value": self.value, "big": self.big}
+
+    @property
+    def face(self) -> str:
+        """The value as people write it: "?" for a die that was not read."""
+        return "?" if self.value is None else str(self.value)
+
+
+def by_face(dice: Iterable[Die]) -> list[Die]:
+    """Dice in the order a roll is read out: by value, unread ones last."""
+    return sorted(dice, key=lambda d: (d.value is None, d.value or 0))
+
+
+def agrees(recorded: Iterable[Die], shown: Iterable[Die]) -> bool:
+    """Whether a recorded roll is true to the dice that lay there: the same dice, and every
+    face it records the one shown (an unread die agrees with any face of its kind).
+
+    This is the test of "never a wrong roll on record" for the benchmarks and tests that know
+    what was really thrown.
+    """
+    left = Counter(shown)
+    unread: Counter[tuple[str, bool]] = Counter()
+    for d in recorded:
+        if d.value is None:
+            unread[(d.colour, d.big)] += 1
+        elif left[d] > 0:
+            left[d] -= 1
+        else:
+            return False
+    return Counter((d.colour, d.big) for d in left.elements()) == unread
 
 
 @dataclass(frozen=True)
@@ -106,9 +142,11 @@ def die_from_dict(payload: Any, where: str = "die") -> Die:
     big = payload.get("big", False)
     if not isinstance(big, bool):
         raise BadAction(f"{where}: 'big' must be true or false")
+    if payload.get("value", 0) is None:
+        return Die(colour.strip().lower(), None, big)
     value = _int(payload, "value", where)
     if not 1 <= value <= 6:
-        raise BadAction(f"{where}: 'value' must be 1-6, got {value}")
+        raise BadAction(f"{where}: 'value' must be 1-6 (or null: not read), got {value}")
     return Die(colour.strip().lower(), value, big)
 
 

@@ -139,8 +139,8 @@ def _canonical(action: Action) -> Action:
         except TypeError:
             raise BadAction("roll: 'dice' must be a list of dice") from None
         for i, d in enumerate(dice, 1):
-            if not (isinstance(d, Die) and type(d.colour) is str and type(d.value) is int
-                    and type(d.big) is bool):
+            if not (isinstance(d, Die) and type(d.colour) is str
+                    and (d.value is None or type(d.value) is int) and type(d.big) is bool):
                 raise BadAction(f"roll: die {i} must be Die(colour, value, big), got {d!r}")
         return action if type(action.dice) is tuple else Roll(dice, player)
     if isinstance(action, Place):
@@ -278,7 +278,7 @@ class GameState:
         if self.phase == "deal":
             return [Deal()]
         if self.phase == "choose" and self.roll is not None:
-            actions: list[Action] = [Place(v) for v in sorted({d.value for d in self.roll})]
+            actions: list[Action] = [Place(v) for v in _faces(self.roll)]
             name = self.current_player()
             if name and self.edition.pass_refusal(self, name) is None:
                 actions.append(Pass())
@@ -390,6 +390,11 @@ class GameState:
 
     def _check_roll(self, dice: tuple[Die, ...], expected: Counter[DiceKey], who: str) -> None:
         for i, d in enumerate(dice, 1):
+            if d.value is None and self.phase == "roll":
+                continue  # not read, and not placed: see `Die`
+            if d.value is None:
+                raise ImpossibleRoll(f"die {i} was not read; every neutral die goes to the "
+                                     "casino of its face, so each needs one")
             if type(d.value) is not int or not 1 <= d.value <= 6:
                 raise ImpossibleRoll(f"die {i} shows {d.value!r}; a die shows 1 to 6")
         got = Counter((d.colour, d.big) for d in dice)
@@ -436,10 +441,9 @@ class GameState:
         self._check_player(action.player)
         moved = tuple(d for d in self.roll if d.value == action.value)
         if not moved:
-            values = sorted({d.value for d in self.roll})
             raise ValueNotRolled(
                 f"no die shows {action.value} in this roll (rolled: "
-                f"{', '.join(map(str, values))})"
+                f"{', '.join(map(str, _faces(self.roll)))})"
             )
         seat = self.to_move
         assert seat is not None
@@ -660,3 +664,8 @@ class GameState:
             "history": [a.to_dict() for a in self.history],
         }
         return hashlib.sha256(json.dumps(full, sort_keys=True).encode()).hexdigest()
+
+
+def _faces(dice: tuple[Die, ...]) -> list[int]:
+    """The values a roll offers to place; an unread die (value None) offers none."""
+    return sorted({d.value for d in dice if d.value is not None})

@@ -100,6 +100,27 @@ def test_place_refusals():
     assert g.dice_left("anna") == 5 and g.current_player() == "benno"
 
 
+def test_an_unread_die_stays_in_the_hand_and_offers_no_value():
+    g = started()
+    unread = Die("red", None)
+    g.apply_action(Roll(reds(1, 1, 2, 2, 2, 5, 5) + (unread,)))
+    assert {a.value for a in g.legal_actions() if isinstance(a, Place)} == {1, 2, 5}
+    refused(g, Place(3), ValueNotRolled, r"\(rolled: 1, 2, 5\)")
+    g.apply_action(Place(5))
+    assert g.dice_left("anna") == 6  # the two fives went; the unread die stayed with her
+    assert g.casinos[5].dice == Counter({("red", False): 2})
+    # It is kept and replayed as unread, not as a guess.
+    payload = g.history[-2].to_dict()
+    assert payload["dice"][-1] == {"colour": "red", "value": None, "big": False}
+    assert action_from_dict(payload).dice[-1] == unread
+
+
+def test_a_neutral_die_must_be_read_since_its_face_is_its_casino():
+    g = started(options={"neutral_dice": True})
+    refused(g, Roll((Die("white", 3), Die("white", None))), ImpossibleRoll,
+            "die 2 was not read")
+
+
 def test_hand_deal_checks_values_availability_and_the_50000_rule():
     g = GameState.new("classic", THREE)
     ok = ((60_000,), (50_000,), (90_000,), (20_000, 30_000), (40_000, 10_000), (80_000,))

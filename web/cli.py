@@ -15,7 +15,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from scorekeeper import Deal, GameConfig, GameState, Pass, Place, Roll, RulesError, StoreError
+from scorekeeper import (
+    Deal,
+    GameConfig,
+    GameState,
+    Pass,
+    Place,
+    Roll,
+    RulesError,
+    StoreError,
+    by_face,
+)
 from scorekeeper.scoring import ScoreInputError, score_request
 from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore
@@ -120,8 +130,8 @@ def _describe(state: GameState, action: Any, before: dict[str, Any]) -> list[str
         lines.append(f"  money   {money}")
     elif isinstance(action, Roll):
         dice = " ".join(
-            f"{d.value}{'*' if d.big else ''}{'' if d.colour in state.owner_of_colour else 'n'}"
-            for d in sorted(action.dice, key=lambda d: d.value)
+            f"{d.face}{'*' if d.big else ''}{'' if d.colour in state.owner_of_colour else 'n'}"
+            for d in by_face(action.dice)
         )
         who = before["to_move"]
         if before["phase"] == "neutral":
@@ -602,7 +612,7 @@ def _narrate(state: GameState, action: Any, who: str | None) -> None:
     kind = action.to_dict().get("type", "?")
     detail = ""
     if kind == "roll":
-        detail = " ".join(f"{d.value}" for d in sorted(action.dice, key=lambda d: d.value))
+        detail = " ".join(d.face for d in by_face(action.dice))
     elif kind == "place":
         detail = f"the {action.value}s"
     print(f"  [{state.seq:3d}] round {state.round} {who} {text.get(kind, kind)} {detail}".rstrip(),

@@ -32,6 +32,7 @@ from scorekeeper import (
     Pass,
     Place,
     Roll,
+    by_face,
 )
 
 STATIC = Path(__file__).parent / "static"
@@ -278,7 +279,7 @@ def history_entries(config: GameConfig, history: list[Any],
             entry["text"] = (f"Round {rnd}: money dealt by the app" if action.casinos is None
                              else f"Round {rnd}: money dealt by hand")
         elif isinstance(action, Roll):
-            values = " ".join(str(d.value) for d in sorted(action.dice, key=lambda d: d.value))
+            values = " ".join(d.face for d in by_face(action.dice))
             entry["text"] = (f"{who} rolled the neutral dice: {values}" if neutral
                              else f"{who} rolled {values}")
             event = events[i] if i < len(events) else None
