@@ -28,18 +28,18 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from scorekeeper import Place, Roll  # noqa: E402
+from scorekeeper import Place, Roll, agrees  # noqa: E402
 from scorekeeper.simulate import players  # noqa: E402
 from scorekeeper.store import GameStore  # noqa: E402
 from vision import tracker as tk  # noqa: E402
-from web.session import TableSession  # noqa: E402
+from web.session import TableSession, script_dice  # noqa: E402
 
 
 def _turns(history: list) -> list[list]:
     out: list[list] = []
     for a in history:
         if isinstance(a, Roll):
-            out.append([sorted((d.colour, d.value, d.big) for d in a.dice), None])
+            out.append([a.dice, None])
         elif isinstance(a, Place):
             out[-1][1] = a.value
     return out
@@ -81,17 +81,17 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int]) -> dict:
         wall = time.perf_counter() - t0
         state = table.game.state
         live = _turns(list(state.history))
-        script = [[sorted((c, v, t.is_big(i)) for i, (c, v) in
-                          enumerate(zip(t.colours, t.values, strict=True))), t.chosen]
-                  for t in table._script]
+        script = [[script_dice(t), t.chosen] for t in table._script]
         wrong = 0
         for got, want in zip(live, script, strict=False):
-            if got[0] != want[0] or (got[1] is not None and got[1] != want[1]):
+            if not agrees(got[0], want[0]) or (got[1] is not None and got[1] != want[1]):
                 wrong += 1
+        unread = sum(d.value is None for got in live for d in got[0])
         store.close()
         return {"frames": table.stats.frames, "wall": wall, "read": read_time[0],
                 "delays": delays, "turns": len(script), "asked": len(asked_turns),
                 "by_hand": table.stats.by_hand, "reasons": reasons,
+                "settled": table.stats.settled_by_place, "unread": unread,
                 "wrong": wrong + abs(len(live) - len(script)),
                 "over": state.is_over()}
 
@@ -130,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     why = sum((r["reasons"] for r in results), Counter())
     print("why the table was asked (first question of each turn): "
           + (", ".join(f"{k} {v}" for k, v in why.most_common()) or "never"))
-    print(f"wrong actions applied: {sum(r['wrong'] for r in results)} (target 0)")
+    print(f"unsure rolls the placement read (applied unasked): "
+          f"{sum(r['settled'] for r in results)}; dice left on record as unread (stayed in "
+          f"the tray, face not needed): {sum(r['unread'] for r in results)}")
+    print(f"wrong actions applied: {sum(r['wrong'] for r in results)} (target 0; a roll is "
+          "wrong if any face it records differs from the one thrown)")
     return 0
 
 

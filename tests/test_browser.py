@@ -296,6 +296,38 @@ def test_a_pending_read_is_answered_with_one_tap(served: Served, browser):
     ctx.close()
 
 
+def test_a_held_roll_waits_for_the_placement_and_can_be_checked_at_once(served: Served,
+                                                                         browser):
+    from vision import tracker as tk
+    from vision.reader import DieRead
+
+    fresh_game(served, seed=10)
+    table = served.table
+    who = table.game.state.current_player()
+    colour = next(p.colour for p in table.game.state.players if p.name == who)
+    values = (1, 2, 2, 3, 4, 5, 6, 6)
+    photo, labels = demo_photo(served, (colour,) * 8, values, 2)
+    image = cv2.imread(str(served.data_dir / "photos" / photo))
+    dice = tuple(DieRead(d["value"], d["colour"], False, tuple(d["bbox"]),
+                         0.7 if d["value"] == 5 else 0.98) for d in labels)
+    unsure = tuple(d for d in dice if d.confidence < 0.9)
+    with table.lock:
+        table._handle([tk.Roll(40, 2.7, dice, 34, 2.3, image),
+                       tk.NeedsConfirmation(40, 2.7, "unsure", (5,), unsure)])
+    ctx, page = page_for(browser)
+    login(page, served)
+    page.wait_for_selector("[data-act=check-roll]")
+    assert page.locator(".confirm .die[aria-label^='unread']").count() == 1
+    assert not table.pending and table.game.state.phase == "roll"
+    shot(page, "table-held-roll")
+    page.click("[data-act=check-roll]")
+    page.wait_for_selector("[data-act=confirm-cand][data-v='5']")
+    page.click("[data-act=confirm-cand][data-v='5']")
+    page.wait_for_selector("[data-act=place]")
+    assert sorted(d.value for d in table.game.state.roll) == sorted(values)
+    ctx.close()
+
+
 def test_pages_make_no_external_request(served: Served, browser):
     ctx, page = page_for(browser)
     seen: list[str] = []

@@ -18,22 +18,22 @@ from pathlib import Path
 import cv2
 import pytest
 
-from scorekeeper import Place, Roll
+from scorekeeper import Place, Roll, agrees
 from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from vision.demo import Timing
-from web.session import TableSession, demo_turns
+from web.session import TableSession, demo_turns, script_dice
 
 # Shorter than the demo's default pacing, still long enough for every tracker window.
 QUICK = Timing(lead_in=4, fall=5, settle=9, hand=(12, 20), after_hand=8, lift=3, rest=8, scoop=3,
                empty=7)
 
 
-def _turns_of(history: list) -> list[tuple[list, int | None]]:
+def _turns_of(history: list) -> list[tuple[tuple, int | None]]:
     turns: list[list] = []
     for a in history:
         if isinstance(a, Roll):
-            turns.append([sorted((d.colour, d.value, d.big) for d in a.dice), None])
+            turns.append([a.dice, None])
         elif isinstance(a, Place):
             turns[-1][1] = a.value
     return [(t[0], t[1]) for t in turns]
@@ -61,12 +61,11 @@ def test_a_demo_game_plays_to_the_end_exactly_as_scripted(tmp_path: Path, editio
     state = table.game.state
     assert state.is_over()
     live = _turns_of(list(state.history))
-    script = [(sorted((c, v, t.is_big(i)) for i, (c, v) in enumerate(zip(t.colours, t.values,
-                                                                        strict=True))),
-               t.chosen) for t in table._script]
+    script = [(script_dice(t), t.chosen) for t in table._script]
     assert len(live) == len(script)
     for i, (got, want) in enumerate(zip(live, script, strict=True)):
-        assert got[0] == want[0], f"turn {i}: rolled {got[0]}, scripted {want[0]}"
+        # A die the camera could not read and the placement did not need stays unread.
+        assert agrees(got[0], want[0]), f"turn {i}: rolled {got[0]}, scripted {want[0]}"
         if got[1] is not None:  # a neutral-dice roll places itself
             assert got[1] == want[1], f"turn {i}: placed {got[1]}, scripted {want[1]}"
     # The camera, not the demo's stand-in host, did the work.

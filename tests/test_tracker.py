@@ -421,6 +421,57 @@ def test_low_confidence_die_is_asked_about_with_its_plausible_values():
     assert events[1].dice[0].confidence < 0.9
 
 
+def _unsure_turn(seed: int, values: list[int], unsure: int, take: int) -> tuple[Table, list]:
+    """A roll whose die `unsure` reads below the line (at 0.7, now and then as a 5), then the
+    player takes the `take`s and later the rest."""
+    table = Table(seed=seed)
+    table.roll(roll_faces(values), settle=0)
+    table.dice[unsure].conf, table.dice[unsure].alt = 0.7, 5
+    table.hold(20)
+    table.take(table.ids(take))
+    table.hold(50)  # longer than the hold time: the placement is reported
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    return table, run(table, TurnFacts("red", (), len(values)))
+
+
+def test_an_unsure_die_taken_with_surely_read_ones_is_read_by_the_placement():
+    _, events = _unsure_turn(40, [4, 2, 4, 6], unsure=2, take=4)
+    assert summary(events)[1][:2] == ("confirm", "unsure")
+    place = next(e for e in events if isinstance(e, Place))
+    assert place.value == 4 and place.sure
+    # The roll as the move reads it: the unsure die left with the fours, so it showed a four.
+    assert sorted((d.value or 0) for d in place.roll) == [2, 4, 4, 6]
+
+
+def test_an_unsure_die_that_stays_is_not_the_placed_value_and_nothing_more():
+    _, events = _unsure_turn(41, [4, 2, 4, 6], unsure=1, take=4)
+    place = next(e for e in events if isinstance(e, Place))
+    assert place.value == 4 and place.sure
+    by_x = sorted(place.roll, key=lambda d: d.value or 0)
+    assert [d.value for d in by_x] == [None, 4, 4, 6]  # not guessed as a 2 (or a 5)
+
+
+def test_a_placement_of_unsure_dice_alone_does_not_read_the_roll():
+    _, events = _unsure_turn(42, [4, 2, 3, 6], unsure=2, take=3)
+    place = next(e for e in events if isinstance(e, Place))
+    assert place.value == 3 and not place.sure
+
+
+def test_an_unsure_die_read_as_another_value_leaving_with_the_placement_asks():
+    """Sure fours left with the die read (unsurely) as a 2: a misread or a mistake, not ours to
+    decide."""
+    table = Table(seed=43)
+    table.roll(roll_faces([4, 2, 4, 6]), settle=0)
+    table.dice[1].conf = 0.7
+    table.hold(20)
+    table.take((0, 1, 2))
+    table.hold(50)
+    events = run(table, TurnFacts("red", (), 4))
+    assert not any(isinstance(e, Place) for e in events)
+    assert ("confirm", "scooped", [2, 4]) in summary(events)
+
+
 def test_no_facts_means_no_count_or_colour_checks():
     table = Table(seed=20)
     faces = roll_faces([4, 2, 4])

@@ -126,12 +126,20 @@ class Roll(Event):
 class Place(Event):
     """The dice of one value left the tray before any other did: the player chose `value`.
 
-    `dice` are the dice that left, as they were read in the roll.
+    `dice` are the dice that left, as they were read in the roll. The move is itself a reading
+    of the roll, because a player takes every die of the chosen value and only those: `roll` is
+    the roll as the placement leaves it known, every die that left showing `value` and every
+    die still below the certainty line that stayed set to None (not `value`, and nothing more
+    is known of it). `sure` says the value rests on at least one surely read die that left, so
+    an owner may settle a roll it held back as `unsure` from this event alone; a placement
+    made only of unsure dice is not.
     """
 
     kind: ClassVar[str] = "place"
     value: int = 0
     dice: tuple[DieRead, ...] = ()
+    roll: tuple[DieRead, ...] = ()
+    sure: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "value": self.value,
@@ -155,8 +163,9 @@ class NeedsConfirmation(Event):
     an unreadable die taken on its own, the values it may have been placed as), `scooped` (dice
     of several values left together, so the chosen value is unknown; candidates are those
     values). `count`, `colour` and `unsure` come right after the `Roll` they are about, which is
-    still reported so the person can correct it rather than re-enter it. `dice` are the dice
-    concerned (not in the JSON).
+    still reported so the person can correct it rather than re-enter it. An `unsure` roll may
+    still be settled by its placement (`Place.sure`): an owner can hold the question until then.
+    `dice` are the dice concerned (not in the JSON).
     """
 
     kind: ClassVar[str] = "confirm"
@@ -557,12 +566,19 @@ class TurnTracker:
                 return []  # some of that value still lie there: the hand goes on
             self._phase = "placed"
             # An unreadable die taken with the fours was a four: all of a value go together.
-            return [Place(self._frame, self._t, value, dice)]
+            # One that stayed is not a four, and that is all the move says of it.
+            roll = tuple(replace(v.die, value=value) for v in taken) + tuple(
+                v.die if self._sure(v) else replace(v.die, value=None) for v in rest)
+            return [Place(self._frame, self._t, value, dice, roll,
+                          any(self._sure(v) for v in taken))]
         self._phase = "placed"
         if not known:
             cands = tuple(v for v in ALL_VALUES if v not in left)
             return [NeedsConfirmation(self._frame, self._t, "unsure", cands, dice)]
         return [NeedsConfirmation(self._frame, self._t, "scooped", tuple(sorted(known)), dice)]
+
+    def _sure(self, v: _Voted) -> bool:
+        return v.die.value is not None and v.die.confidence >= self.certain
 
     def _roll(self, snap: list[_Voted], image: np.ndarray | None) -> list[Event]:
         dice = tuple(v.die for v in snap)
@@ -580,7 +596,7 @@ class TurnTracker:
         out: list[Event] = []
         for reason, dice in fact_problems([v.die for v in snap], self.facts):
             out.append(NeedsConfirmation(self._frame, self._t, reason, (), dice))
-        unsure = [v for v in snap if v.die.value is None or v.die.confidence < self.certain]
+        unsure = [v for v in snap if not self._sure(v)]
         if unsure:
             cands = sorted(set().union(*(v.plausible for v in unsure)))
             out.append(NeedsConfirmation(self._frame, self._t, "unsure", tuple(cands),

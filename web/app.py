@@ -326,6 +326,14 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             deal_if_due()
             return jsonify(ok=True, seq=table.game.state.seq)
 
+    @app.post("/api/roll/check")
+    @write(play=True)
+    def check_roll(data: dict[str, Any]) -> Response:
+        """Check a roll the camera holds back (a die below the line) now, not at the placement."""
+        if not table.ask_held_roll():
+            raise ApiError(409, "no roll is waiting for its placement")
+        return jsonify(ok=True, pending=[p.to_dict() for p in table.pending])
+
     @app.post("/api/game")
     @write
     def new_game(data: dict[str, Any]) -> Response:

@@ -54,12 +54,35 @@ class Pending:
     photo: str | None
     created: float
     seen_place: int | None = None  # a value the tracker saw taken while this was open
+    # Values seen leaving together while this was open: which one is asked once the roll is.
+    taken: list[int] | None = None
     turn: int | None = None  # demo only: the scripted turn on the tray when it was asked
+
+    @property
+    def turn_over(self) -> bool:
+        """A roll seen now is the next turn's, and must wait for this answer.
+
+        So it is when the value is asked, or when the player's own dice (only their faces in
+        doubt) have left the tray. A roll asked about for its count or colour may be no roll
+        at all (a hand, the last player's dice again); a new roll replaces it, as ever.
+        """
+        gone = self.seen_place is not None or self.taken is not None
+        return self.kind == "place" or (self.reason == "unsure" and gone)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "reason": self.reason,
                 "message": self.message, "candidates": list(self.candidates),
                 "dice": self.dice, "photo": self.photo}
+
+
+@dataclass
+class _Held:
+    """An unsure roll waiting for its placement: the tracker's question, and what to show."""
+
+    doubt: tk.NeedsConfirmation
+    dice: list[dict]
+    photo: str | None
+    turn: int | None  # demo only: the scripted turn it was thrown in
 
 
 class CalibrationInput(CalibrationError):
@@ -77,6 +100,7 @@ class SessionStats:
     applied_auto: int = 0  # rolls and placements applied straight from the camera
     confirmed: int = 0  # answered by a person (or the demo host)
     by_hand: int = 0  # whole turns the camera missed, entered by the demo host
+    settled_by_place: int = 0  # unsure rolls that their placement read, applied unasked
     last_error: str = ""
 
 
@@ -212,7 +236,9 @@ class TableSession:
         self._thread: threading.Thread | None = None
         self._roll_open = False  # a roll is applied and its placement not seen yet
         self._neutral_roll = False
-        self._queued: tuple[tk.Roll, tk.NeedsConfirmation | None] | None = None
+        self._queued: tuple[tk.Roll, list[tk.NeedsConfirmation]] | None = None
+        # A roll with a die below the certainty line, held until its placement reads it.
+        self._held: _Held | None = None
         self._truth_turn: int | None = None  # demo only: the turn being rendered now
         self._stream_t = 0.0
         self._draining = False
@@ -245,6 +271,7 @@ class TableSession:
             self.last_roll = None
             self._roll_open = False
             self._queued = None
+            self._held = None
             self.tracker = tk.TurnTracker()
             self._after_change()
             source = self.source
@@ -384,6 +411,7 @@ class TableSession:
                 **state,
                 "pending": [p.to_dict() for p in self.pending],
                 "last_roll": self.last_roll,
+                "roll_held": self._held is not None,
                 "camera": {"source": self.source_spec, "state": self.camera_state,
                            "message": self.camera_message, "fps": round(self.stats.fps, 1),
                            "tracker": self.tracker.state},
@@ -394,7 +422,9 @@ class TableSession:
     def _after_change(self) -> None:
         self.version += 1
         self.changed.notify_all()
-        self.tracker.expect(facts_for(self.game.state))
+        # While a roll is held its player has not moved yet, so the game cannot say whose dice
+        # come next; the next roll is then checked when it is handled (`_on_roll`).
+        self.tracker.expect(None if self._held else facts_for(self.game.state))
 
     def wait_for_change(self, version: int, timeout: float) -> int:
         with self.changed:
@@ -422,6 +452,7 @@ class TableSession:
         with self.lock:
             action = self.game.undo()
             self.pending.clear()
+            self._held = None
             self._after_change()
             return action
 
@@ -459,12 +490,15 @@ class TableSession:
                     self._apply(Place(seen))
                     self._roll_open = False
                     self.stats.applied_auto += 1
+                elif p.taken is not None and not neutral:
+                    faces = sorted({d.value for d in roll.dice} - {None})
+                    self._ask_scooped([v for v in p.taken if v in faces] or faces, p.turn)
             self.stats.confirmed += 1
             self._deal_if_due()
-            if self._queued is not None and not any(q.kind == "place" for q in self.pending):
-                ev, doubt = self._queued
+            if self._queued is not None and not any(q.turn_over for q in self.pending):
+                ev, doubts = self._queued
                 self._queued = None
-                self._on_roll(ev, doubt)
+                self._on_roll(ev, doubts)
             self._after_change()
 
     # --- the frame loop ------------------------------------------------------------------
@@ -537,6 +571,7 @@ class TableSession:
                 with self.lock:
                     self.game = self._new_game(self.game.state.config.seed + 1)
                     self.pending.clear()
+                    self._held = None
                     self._script.clear()
                     self.tracker = tk.TurnTracker()
                     self._deal_if_due()
@@ -650,15 +685,20 @@ class TableSession:
 
     # --- events -> actions ---------------------------------------------------------------
     def _handle(self, events: list[tk.Event]) -> None:
+        about_roll: set[int] = set()  # the questions that follow a Roll are about that roll
         for i, ev in enumerate(events):
-            doubt = next((e for e in events[i + 1:] if isinstance(e, tk.NeedsConfirmation)
-                          and e.reason in ("count", "colour", "unsure")), None)
             if isinstance(ev, tk.Roll):
-                self._on_roll(ev, doubt)
+                doubts = []
+                for e in events[i + 1:]:
+                    if not isinstance(e, tk.NeedsConfirmation) or e.reason == "scooped":
+                        break
+                    doubts.append(e)
+                    about_roll.add(id(e))
+                self._on_roll(ev, doubts)
             elif isinstance(ev, tk.Place):
-                self._on_place(ev.value, ev.frame)
-            elif isinstance(ev, tk.NeedsConfirmation) and ev.reason == "scooped":
-                self._on_scooped(ev)
+                self._on_place(ev)
+            elif isinstance(ev, tk.NeedsConfirmation) and id(ev) not in about_roll:
+                self._on_taken_doubt(ev)
         self._after_change()
 
     def _photo(self, ev: tk.Roll) -> str | None:
@@ -675,12 +715,19 @@ class TableSession:
         tmp.replace(folder / name)
         return f"{self.game.id}/{name}"
 
-    def _on_roll(self, ev: tk.Roll, doubt: tk.NeedsConfirmation | None) -> None:
+    def _on_roll(self, ev: tk.Roll, doubts: list[tk.NeedsConfirmation]) -> None:
+        """A settled roll: applied at once, held for its placement, or asked about.
+
+        The tracker's own count and colour checks are only as fresh as the facts it had when
+        it saw the roll (often before the turn ahead of it was applied, or while that turn was
+        held or asked about), so they are made again here against the game as it is now.
+        """
         state = self.game.state
-        if any(p.kind == "place" for p in self.pending):
-            # The table is still asked which value the last player took; this roll is the
-            # next turn's and waits until that is answered.
-            self._queued = (ev, doubt)
+        self._held = None  # a held roll followed by another without a placement was replaced
+        if any(p.turn_over for p in self.pending):
+            # The table is still asked about a turn whose dice have left the tray; this roll
+            # is the next turn's and waits until that is answered.
+            self._queued = (ev, doubts)
             return
         replacing = state.phase == "choose" and self._roll_open
         if state.phase not in ("roll", "neutral") and not replacing:
@@ -689,13 +736,20 @@ class TableSession:
         photo = self._photo(ev)
         self.last_roll = {"dice": dice, "photo": photo, "frame": ev.frame}
         self.pending = [p for p in self.pending if p.kind != "roll"]
-        if doubt is None and not replacing:
-            # The tracker may have seen this roll before the placement ahead of it was
-            # applied, so without the facts; check them now.
+        doubt = next((d for d in doubts if d.reason == "unsure"), None)
+        if replacing:
+            doubt = doubts[0] if doubts else None  # the same player's dice, thrown again
+        else:
             problems = tk.fact_problems(ev.dice, facts_for(state))
             if problems:
                 doubt = tk.NeedsConfirmation(ev.frame, ev.t, problems[0][0], (),
                                              problems[0][1])
+        if (doubt is not None and doubt.reason == "unsure" and state.phase == "roll"
+                and not replacing):
+            # Only the faces are in doubt, and the player's move will show the one that
+            # matters (`tk.Place.sure`): ask the table only if it does not.
+            self._held = _Held(doubt, dice, photo, self._truth_turn)
+            return
         if doubt is not None:
             self._ask("roll", doubt.reason, _doubt_message(doubt), list(doubt.candidates),
                       dice, photo)
@@ -714,7 +768,11 @@ class TableSession:
         self.stats.applied_auto += 1
         self._deal_if_due()
 
-    def _on_place(self, value: int, frame: int) -> None:
+    def _on_place(self, ev: tk.Place) -> None:
+        value = ev.value
+        held, self._held = self._held, None
+        if held is not None and not (ev.sure and self._settle_held(ev)):
+            self._ask_held(held)  # the placement will answer it (`seen_place`) once confirmed
         open_roll = next((p for p in self.pending if p.kind == "roll"), None)
         if open_roll is not None:
             open_roll.seen_place = value
@@ -726,26 +784,73 @@ class TableSession:
             self._apply(Place(value))
         except RulesError as exc:
             self._roll_open = False
-            self._ask("place", "rules", str(exc), sorted({d.value for d in state.roll or ()}),
-                      [], self.last_roll.get("photo") if self.last_roll else None)
+            faces = sorted({d.value for d in state.roll or ()} - {None})
+            self._ask("place", "rules", str(exc), faces, [],
+                      self.last_roll.get("photo") if self.last_roll else None)
             return
         self._roll_open = False
         self.stats.applied_auto += 1
         self._deal_if_due()
 
-    def _on_scooped(self, ev: tk.NeedsConfirmation) -> None:
+    def _settle_held(self, ev: tk.Place) -> bool:
+        """Apply a held roll as its placement read it; False if the rules refuse that."""
+        roll = Roll(tuple(Die(d.colour, d.value, d.big) for d in ev.roll))
+        try:
+            self._apply(roll)
+        except RulesError:
+            return False  # the placement's reading does not fit the hand: ask about the roll
+        self._roll_open = True
+        self._neutral_roll = False
+        self.stats.applied_auto += 1
+        self.stats.settled_by_place += 1
+        if self.last_roll is not None:
+            self.last_roll = {**self.last_roll, "dice": [d.to_dict() for d in ev.roll]}
+        return True
+
+    def _ask_held(self, held: _Held) -> None:
+        self._ask("roll", held.doubt.reason, _doubt_message(held.doubt),
+                  list(held.doubt.candidates), held.dice, held.photo, turn=held.turn)
+
+    def ask_held_roll(self) -> bool:
+        """Put the held roll's question to the table now, rather than wait for the placement."""
+        with self.lock:
+            held, self._held = self._held, None
+            if held is None:
+                return False
+            self._ask_held(held)
+            self._after_change()
+            return True
+
+    def _on_taken_doubt(self, ev: tk.NeedsConfirmation) -> None:
+        """Dice left the tray in a way that names no value (scooped, or unreadable alone).
+
+        If the roll itself is still in question (held, or asked), that question comes first
+        and the value is asked once the dice are known; otherwise the value is asked now.
+        """
+        held, self._held = self._held, None
+        if held is not None:
+            self._ask_held(held)
         open_roll = next((p for p in self.pending if p.kind == "roll"), None)
-        if open_roll is not None or self.game.state.phase != "choose" or not self._roll_open:
+        if open_roll is not None:
+            if open_roll.seen_place is None:
+                open_roll.taken = list(ev.candidates)
+            return
+        if self.game.state.phase != "choose" or not self._roll_open:
             return
         self._roll_open = False
+        self._ask_scooped(list(ev.candidates))
+
+    def _ask_scooped(self, candidates: list[int], turn: int | None = None) -> None:
+        self._roll_open = False
         self._ask("place", "scooped", "Several values left the tray at once: which one did "
-                  "the player take?", list(ev.candidates), [],
-                  self.last_roll.get("photo") if self.last_roll else None)
+                  "the player take?", candidates, [],
+                  self.last_roll.get("photo") if self.last_roll else None, turn=turn)
 
     def _ask(self, kind: str, reason: str, message: str, candidates: list[int],
-             dice: list[dict], photo: str | None) -> None:
+             dice: list[dict], photo: str | None, turn: int | None = None) -> None:
         self.pending.append(Pending(self._next_pending, kind, reason, message, candidates,
-                                    dice, photo, self._clock(), turn=self._truth_turn))
+                                    dice, photo, self._clock(),
+                                    turn=self._truth_turn if turn is None else turn))
         self._next_pending += 1
 
     def _answer_as_demo_host(self) -> None:
@@ -768,7 +873,7 @@ class TableSession:
         if turn is None:
             return
         if p.kind == "roll":
-            self.confirm(p.id, dice=[d._asdict() for d in _script_dice(turn)])
+            self.confirm(p.id, dice=[d._asdict() for d in script_dice(turn)])
         else:
             self.confirm(p.id, value=turn.chosen)
 
@@ -780,9 +885,10 @@ class TableSession:
                 break
             self.pending.clear()
             self._queued = None
+            self._held = None
             if self.game.state.phase == "choose":
                 self.game.undo()  # rolled but never placed: enter the turn afresh
-            self._apply(Roll(tuple(_script_dice(missed))))
+            self._apply(Roll(tuple(script_dice(missed))))
             if self.game.state.phase == "choose":
                 self._apply(Place(missed.chosen))
             self._roll_open = False
@@ -802,7 +908,8 @@ class TableSession:
         return self._script[idx] if 0 <= idx < len(self._script) else None
 
 
-def _script_dice(turn: Turn) -> list[Die]:
+def script_dice(turn: Turn) -> list[Die]:
+    """The dice a demo turn really threw, to enter by hand or to check the record against."""
     return [Die(c, v, turn.is_big(i)) for i, (c, v) in enumerate(zip(turn.colours, turn.values,
                                                                       strict=True))]
 

@@ -23,6 +23,8 @@ const VT = (() => {
     return `<svg class="die ${cc(colour)} ${extra}" viewBox="0 0 24 24" role="img" aria-label="${esc(label)}">` +
       `<rect class="f" x="1" y="1" width="22" height="22" rx="5"/>${pips}${unknown}</svg>`;
   }
+  /** Dice as a roll is read out: by value, unread ones (null) last. */
+  const byFace = (dice) => [...dice].sort((a, b) => (a.value || 7) - (b.value || 7) || (a.colour > b.colour ? 1 : a.colour < b.colour ? -1 : 0));
   const sw = (colour, extra = "") => `<span class="sw ${cc(colour)} ${extra}" title="${esc(colour)}"></span>`;
 
   /** "$60k" for a note, "$120,000" for a total; Custom's playing cards are small numbers. */
@@ -146,5 +148,5 @@ const VT = (() => {
     if ("wakeLock" in navigator) ask();
   }
 
-  return { esc, cc, sw, die, money, colourOf, live, api, toast, keepAwake, $, COLOURS, KNOWN };
+  return { esc, cc, sw, die, byFace, money, colourOf, live, api, toast, keepAwake, $, COLOURS, KNOWN };
 })();

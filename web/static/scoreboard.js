@@ -108,7 +108,7 @@
     const photo = s.last_roll && s.last_roll.photo ? `/api/photo/${s.last_roll.photo.split("/").map(encodeURIComponent).join("/")}` : "";
     let head = "";
     let dice = "";
-    const sorted = (ds) => [...ds].sort((a, b) => a.value - b.value || (a.colour > b.colour ? 1 : -1));
+    const sorted = VT.byFace;
     if (s.roll && s.to_move) {
       head = `<b>${esc(s.to_move)}</b> rolled`;
       dice = sorted(s.roll).map((d) => die(d.value, d.colour, d.big ? "big" : "")).join("");

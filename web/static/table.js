@@ -54,7 +54,7 @@
     if (draft.key !== `${s.game_id}/${s.seq}`) {
       draft = { key: `${s.game_id}/${s.seq}`, roll: {}, deal: null, fix: {} };
     }
-    const key = JSON.stringify([s.game_id, s.seq, s.phase, s.pending, s.display, s.legal, s.expected_roll, s.over, s.last_roll && s.last_roll.photo]);
+    const key = JSON.stringify([s.game_id, s.seq, s.phase, s.pending, s.display, s.legal, s.expected_roll, s.over, s.last_roll && s.last_roll.photo, s.roll_held]);
     if (key !== playKey) { playKey = key; renderPlay(s); }
     renderStatus(s);
     if (tab === "game") renderGameCurrent(s);
@@ -88,6 +88,8 @@
       html = dealCard(s);
     } else if ((s.pending || []).length) {
       html = "";  // the question above comes first; undo is still there below
+    } else if (s.roll_held && s.last_roll) {
+      html = heldCard(s);
     } else if (s.phase === "neutral" || s.phase === "roll") {
       html = rollCard(s);
     } else if (s.phase === "choose") {
@@ -209,6 +211,20 @@
       `<p></p><button class="btn primary wide" data-act="roll" ${total === need && need ? "" : "disabled"}>Enter roll (${total}/${need})</button></div>`;
   }
 
+  /** The camera saw the roll but one die is unclear; the placement will most often tell. */
+  function heldCard(s) {
+    const who = s.to_move || "the player";
+    const dice = s.last_roll.dice || [];
+    const photo = s.last_roll.photo ? `<div class="photo-wrap"><img src="${esc(photoUrl(s.last_roll.photo))}" alt="the roll"></div>` : "";
+    const shown = VT.byFace(dice).map((d) => {
+      const unsure = d.value === null || d.confidence < 0.9;
+      return die(unsure ? null : d.value, d.colour, (d.big ? "big " : "") + (unsure ? "hl" : ""));
+    }).join("");
+    return `<div class="card task confirm">${photo}<h2>${esc(who)} rolled</h2><div class="dice">${shown}</div>` +
+      `<p>The camera is not sure of a die (?). Place the dice as usual: the dice that leave the tray will tell.</p>` +
+      `<button class="btn wide" data-act="check-roll">Check the dice now</button></div>`;
+  }
+
   function chooseCard(s) {
     const who = s.to_move || "";
     const roll = s.roll || [];
@@ -219,7 +235,7 @@
     const photo = s.last_roll && s.last_roll.photo
       ? `<div class="photo-wrap"><img src="${esc(photoUrl(s.last_roll.photo))}" alt="the roll"></div>` : "";
     return `<div class="card task confirm">${photo}<h2>Which number does ${esc(who)} place?</h2>` +
-      `<div class="dice">${[...roll].sort((a, b) => a.value - b.value).map((d) => die(d.value, d.colour, d.big ? "big" : "")).join("")}</div>` +
+      `<div class="dice">${VT.byFace(roll).map((d) => die(d.value, d.colour, d.big ? "big" : "")).join("")}</div>` +
       `<div class="bigs">${places.map((a) => {
         const n = roll.filter((d) => d.value === a.value).length;
         return `<button class="btn bigbtn" data-act="place" data-v="${a.value}">${die(a.value, col)}<span>${a.value}</span><small>${n} ${n === 1 ? "die" : "dice"}</small></button>`;
@@ -269,6 +285,7 @@
         if ((await call("/api/action", { type: "roll", dice })).ok) toast("Roll entered");
         return;
       }
+      case "check-roll": await call("/api/roll/check", {}); return;
       case "place": if ((await call("/api/action", { type: "place", value: v })).ok) toast(`Placed the ${v}s`); return;
       case "pass": if ((await call("/api/action", { type: "pass" })).ok) toast("Passed"); return;
       case "confirm-value": if ((await call("/api/confirm", { id, value: v })).ok) toast("Confirmed"); return;
@@ -434,7 +451,7 @@
       if (!r.ok) { $("#history").innerHTML = `<li>${esc(data.error || "cannot load the history")}</li>`; return; }
     } catch (e) { return; }
     const items = data.entries.slice().reverse().map((a) => {
-      const dice = a.type === "roll" ? `<div class="dice">${a.dice.slice().sort((x, y) => x.value - y.value).map((d) => die(d.value, d.colour, d.big ? "big" : "")).join("")}</div>` : "";
+      const dice = a.type === "roll" ? `<div class="dice">${VT.byFace(a.dice).map((d) => die(d.value, d.colour, d.big ? "big" : "")).join("")}</div>` : "";
       const notes = a.type === "deal" && a.casinos ? `<div class="notes">${a.casinos.map((c, i) => `<span class="note">${i + 1}: ${c.map((v) => money(v)).join(" + ")}</span>`).join("")}</div>` : "";
       const img = a.photo ? `<img src="${esc(photoUrl(a.photo))}" alt="photo of the roll" loading="lazy" data-big="${esc(photoUrl(a.photo))}">` : "<span></span>";
       return `<li class="${a.round_end ? "end" : ""}"><div><div class="m">#${a.seq} · round ${a.round}${a.colour ? " · " + sw(a.colour) : ""}</div>` +
