@@ -64,18 +64,24 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int]) -> dict:
 
         table.reader.read = timed_read  # type: ignore[method-assign]
         handle = table._handle
+        ask = table._ask
 
         def watch(events: list) -> None:
             for ev in events:
                 if isinstance(ev, tk.Roll):
                     delays.append(ev.t - ev.since_t)
-                if isinstance(ev, tk.NeedsConfirmation) and table._truth_turn is not None:
-                    if table._truth_turn not in asked_turns:
-                        reasons[ev.reason] += 1
-                    asked_turns.add(table._truth_turn)
             handle(events)
 
+        def watch_ask(kind: str, reason: str, *args: object, **kw: object) -> None:
+            # A question put to the table (not a tracker doubt the placement settled).
+            ask(kind, reason, *args, **kw)  # type: ignore[arg-type]
+            turn = table.pending[-1].turn
+            if turn not in asked_turns:
+                reasons[reason] += 1
+            asked_turns.add(turn)
+
         table._handle = watch  # type: ignore[method-assign]
+        table._ask = watch_ask  # type: ignore[method-assign]
         t0 = time.perf_counter()
         table.run()
         wall = time.perf_counter() - t0

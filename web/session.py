@@ -18,7 +18,7 @@ import logging
 import random
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,6 +240,9 @@ class TableSession:
         # A roll with a die below the certainty line, held until its placement reads it.
         self._held: _Held | None = None
         self._truth_turn: int | None = None  # demo only: the turn being rendered now
+        # Demo only: the scripted turn of recent frames, so a roll handled late (held, or
+        # queued behind a question) is still known as the turn it was thrown in.
+        self._turn_at: OrderedDict[int, int] = OrderedDict()
         self._stream_t = 0.0
         self._draining = False
         self._latest: tuple[int, np.ndarray, list[Any]] | None = None
@@ -616,6 +619,9 @@ class TableSession:
             with self.lock:
                 if truth is not None and truth.get("turn") is not None:
                     self._truth_turn = int(truth["turn"])
+                    self._turn_at[frame.index] = self._truth_turn
+                    while len(self._turn_at) > 4096:
+                        self._turn_at.popitem(last=False)
                 events = self.tracker.feed(frame.index, frame.t, dice, frame.image)
                 if events:
                     self._handle(events)
@@ -734,6 +740,7 @@ class TableSession:
             return  # dice thrown when no roll is due (testing the camera, a re-throw)
         dice = [d.to_dict() for d in ev.dice]
         photo = self._photo(ev)
+        turn = self._turn_at.get(ev.frame)
         self.last_roll = {"dice": dice, "photo": photo, "frame": ev.frame}
         self.pending = [p for p in self.pending if p.kind != "roll"]
         doubt = next((d for d in doubts if d.reason == "unsure"), None)
@@ -748,11 +755,11 @@ class TableSession:
                 and not replacing):
             # Only the faces are in doubt, and the player's move will show the one that
             # matters (`tk.Place.sure`): ask the table only if it does not.
-            self._held = _Held(doubt, dice, photo, self._truth_turn)
+            self._held = _Held(doubt, dice, photo, turn)
             return
         if doubt is not None:
             self._ask("roll", doubt.reason, _doubt_message(doubt), list(doubt.candidates),
-                      dice, photo)
+                      dice, photo, turn=turn)
             return
         try:
             roll = Roll(tuple(_die(d, i) for i, d in enumerate(dice)))
@@ -761,7 +768,7 @@ class TableSession:
             neutral = self.game.state.phase == "neutral"
             self._apply(roll)
         except (RulesError, ValueError) as exc:
-            self._ask("roll", "rules", str(exc), [], dice, photo)
+            self._ask("roll", "rules", str(exc), [], dice, photo, turn=turn)
             return
         self._roll_open = not neutral
         self._neutral_roll = neutral
