@@ -24,6 +24,7 @@ from vision.tracker import (
     TrayCleared,
     TurnFacts,
     TurnTracker,
+    fit_facts,
     track_stream,
 )
 
@@ -388,6 +389,31 @@ def test_biggy_counted_from_the_facts():
     assert summary(run(table, TurnFacts("red", (), 3, big_count=1))) == [("roll", [2, 5, 6])]
     assert summary(run(table, TurnFacts("red", (), 3))) == [
         ("roll", [2, 5, 6]), ("confirm", "count", [])]
+
+
+def _dice(*sides: float, big: tuple[int, ...] = (), colour: str = "red") -> list[DieRead]:
+    return [DieRead(3, colour, i in big, (100.0 * i, 0.0, 100.0 * i + s, s), 0.99)
+            for i, s in enumerate(sides)]
+
+
+def test_a_die_made_large_by_perspective_is_no_biggy_in_a_game_without_one():
+    # The reader flagged the die nearest the camera (1.2x) as big; the player has no Biggy.
+    dice, problems = fit_facts(_dice(50, 52, 60, 49, big=(2,)), TurnFacts("red", (), 4))
+    assert problems == [] and not any(d.big for d in dice)
+
+
+def test_the_biggy_is_the_die_that_stands_out_when_the_reader_missed_it():
+    dice, problems = fit_facts(_dice(50, 70, 52, 48), TurnFacts("red", (), 4, big_count=1))
+    assert problems == [] and [d.big for d in dice] == [False, True, False, False]
+
+
+def test_no_die_standing_out_as_the_biggy_asks_for_the_count():
+    # Two dice of about the Biggy's size, one Biggy held: which one is it?
+    assert fit_facts(_dice(50, 68, 66, 48), TurnFacts("red", (), 4, big_count=1))[1] == [
+        ("count", ())]
+    # A die far larger than the rest when the player holds no Biggy: a Biggy too many.
+    assert fit_facts(_dice(50, 70, 52, 48, big=(1,)), TurnFacts("red", (), 4))[1] == [
+        ("count", ())]
 
 
 def test_foreign_colour_asks():

@@ -47,6 +47,8 @@ __all__ = [
     "TrayCleared",
     "TurnFacts",
     "TurnTracker",
+    "fact_problems",
+    "fit_facts",
     "track_stream",
 ]
 
@@ -581,7 +583,8 @@ class TurnTracker:
         return v.die.value is not None and v.die.confidence >= self.certain
 
     def _roll(self, snap: list[_Voted], image: np.ndarray | None) -> list[Event]:
-        dice = tuple(v.die for v in snap)
+        dice, _ = fit_facts([v.die for v in snap], self.facts)
+        snap = [_Voted(d, v.plausible) for d, v in zip(dice, snap, strict=True)]
         roll = Roll(self._frame, self._t, dice, self._win_frame, self._win_t, image)
         self.last_roll = roll
         self._ref = list(snap)
@@ -594,7 +597,7 @@ class TurnTracker:
 
     def _check(self, snap: list[_Voted]) -> list[Event]:
         out: list[Event] = []
-        for reason, dice in fact_problems([v.die for v in snap], self.facts):
+        for reason, dice in fit_facts([v.die for v in snap], self.facts)[1]:
             out.append(NeedsConfirmation(self._frame, self._t, reason, (), dice))
         unsure = [v for v in snap if not self._sure(v)]
         if unsure:
@@ -604,24 +607,55 @@ class TurnTracker:
         return out
 
 
-def fact_problems(dice: Sequence[DieLike], facts: TurnFacts | None
-                  ) -> list[tuple[str, tuple[DieLike, ...]]]:
-    """What does not fit the facts: ("count", ()) and ("colour", the foreign dice).
+BIG_MARGIN = 1.1  # a Biggy is at least this much larger than the largest ordinary die...
+BIG_LOOK = 1.3  # ...and no ordinary die is this much larger than the ordinary dice's median
 
-    Public so an owner that learns the facts only after the roll was seen (the placement
-    before it arrived in the same batch of events) can check it the same way.
+
+def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None
+              ) -> tuple[tuple[DieRead, ...], list[tuple[str, tuple[DieRead, ...]]]]:
+    """The dice with their Biggy flags fitted to the facts, and what still does not fit.
+
+    The reader calls a die big from its size alone (a Biggy is about 1.4x), and perspective
+    makes a die near the camera look up to a fifth larger: a classic game would be asked
+    about a Biggy it cannot have. The facts say how many Biggy dice the player holds, so when
+    the reader's flags disagree, the largest dice of the player's colour take them, provided
+    that leaves no doubt: each Biggy `BIG_MARGIN` larger than every other die, and no other
+    die `BIG_LOOK` larger than the ordinary dice's median (that would be a Biggy too many).
+    Otherwise the count is asked. Problems: ("count", ()) and ("colour", the foreign dice).
+    Public so an owner that learns the facts only after the roll was seen can check it the
+    same way.
     """
+    dice = tuple(dice)
     if facts is None:
-        return []
-    out: list[tuple[str, tuple[DieLike, ...]]] = []
-    bigs = sum(1 for d in dice if d.big)
-    if len(dice) != facts.dice_count or bigs != facts.big_count:
+        return dice, []
+    out: list[tuple[str, tuple[DieRead, ...]]] = []
+    counted = len(dice) == facts.dice_count
+    if sum(1 for d in dice if d.big) != facts.big_count:
+        own = sorted((i for i, d in enumerate(dice) if d.colour == facts.player_colour),
+                     key=lambda i: -_side(dice[i].bbox))
+        sides = [_side(dice[i].bbox) for i in own]
+        want = facts.big_count
+        big, rest = set(own[:want]), sides[want:]
+        clear = len(own) >= want and (not rest or (
+            (want == 0 or sides[want - 1] >= BIG_MARGIN * rest[0])
+            and rest[0] < BIG_LOOK * float(np.median(rest))))
+        if clear:
+            dice = tuple(replace(d, big=i in big) for i, d in enumerate(dice))
+        else:
+            counted = False  # no die, or one too many, stands out as a Biggy: ask
+    if not counted:
         out.append(("count", ()))
     allowed = {facts.player_colour, *facts.neutral_colours}
     foreign = tuple(d for d in dice if d.colour not in allowed)
     if foreign:
         out.append(("colour", foreign))
-    return out
+    return dice, out
+
+
+def fact_problems(dice: Sequence[DieRead], facts: TurnFacts | None
+                  ) -> list[tuple[str, tuple[DieRead, ...]]]:
+    """What does not fit the facts, once the Biggy flags are fitted (`fit_facts`)."""
+    return fit_facts(dice, facts)[1]
 
 
 def track_stream(frames: Iterable[tuple[int, float, np.ndarray | None]], reader: Reader,

@@ -738,19 +738,20 @@ class TableSession:
         replacing = state.phase == "choose" and self._roll_open
         if state.phase not in ("roll", "neutral") and not replacing:
             return  # dice thrown when no roll is due (testing the camera, a re-throw)
-        dice = [d.to_dict() for d in ev.dice]
+        doubt = next((d for d in doubts if d.reason == "unsure"), None)
+        fitted = ev.dice
+        if replacing:
+            doubt = doubts[0] if doubts else None  # the same player's dice, thrown again
+        else:
+            fitted, problems = tk.fit_facts(ev.dice, facts_for(state))
+            if problems:
+                doubt = tk.NeedsConfirmation(ev.frame, ev.t, problems[0][0], (),
+                                             problems[0][1])
+        dice = [d.to_dict() for d in fitted]
         photo = self._photo(ev)
         turn = self._turn_at.get(ev.frame)
         self.last_roll = {"dice": dice, "photo": photo, "frame": ev.frame}
         self.pending = [p for p in self.pending if p.kind != "roll"]
-        doubt = next((d for d in doubts if d.reason == "unsure"), None)
-        if replacing:
-            doubt = doubts[0] if doubts else None  # the same player's dice, thrown again
-        else:
-            problems = tk.fact_problems(ev.dice, facts_for(state))
-            if problems:
-                doubt = tk.NeedsConfirmation(ev.frame, ev.t, problems[0][0], (),
-                                             problems[0][1])
         if (doubt is not None and doubt.reason == "unsure" and state.phase == "roll"
                 and not replacing):
             # Only the faces are in doubt, and the player's move will show the one that
@@ -801,7 +802,10 @@ class TableSession:
 
     def _settle_held(self, ev: tk.Place) -> bool:
         """Apply a held roll as its placement read it; False if the rules refuse that."""
-        roll = Roll(tuple(Die(d.colour, d.value, d.big) for d in ev.roll))
+        fitted, problems = tk.fit_facts(ev.roll, facts_for(self.game.state))
+        if problems:
+            return False
+        roll = Roll(tuple(Die(d.colour, d.value, d.big) for d in fitted))
         try:
             self._apply(roll)
         except RulesError:
@@ -811,7 +815,7 @@ class TableSession:
         self.stats.applied_auto += 1
         self.stats.settled_by_place += 1
         if self.last_roll is not None:
-            self.last_roll = {**self.last_roll, "dice": [d.to_dict() for d in ev.roll]}
+            self.last_roll = {**self.last_roll, "dice": [d.to_dict() for d in fitted]}
         return True
 
     def _ask_held(self, held: _Held) -> None:
