@@ -133,6 +133,19 @@ def demo_photo(served: Served, colours: tuple[str, ...], values: tuple[int, ...]
     return f"{gid}/{name}", frame.meta["truth"]["dice"]
 
 
+VALUES = (1, 2, 2, 3, 4, 5, 6, 6)
+
+
+def first_roll_photo(served: Served, seed: int, values: tuple[int, ...]
+                     ) -> tuple[str, list[dict]]:
+    """A fresh game, and a photo of its first player's dice showing `values`."""
+    fresh_game(served, seed=seed)
+    state = served.table.game.state
+    who = state.current_player()
+    colour = next(p.colour for p in state.players if p.name == who)
+    return demo_photo(served, (colour,) * len(values), values, values[1])
+
+
 def shot(page, name: str, full: bool = True) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full)
 
@@ -269,12 +282,8 @@ def test_host_enters_the_notes_dealt_by_hand(served: Served, browser):
 
 
 def test_a_pending_read_is_answered_with_one_tap(served: Served, browser):
-    fresh_game(served, seed=9)
     table = served.table
-    who = table.game.state.current_player()
-    colour = next(p.colour for p in table.game.state.players if p.name == who)
-    values = (1, 2, 2, 3, 4, 5, 6, 6)
-    photo, labels = demo_photo(served, (colour,) * 8, values, 2)
+    photo, labels = first_roll_photo(served, 9, VALUES)
     dice = [{"colour": d["colour"], "value": d["value"], "big": False, "bbox": d["bbox"],
              "confidence": 0.99} for d in labels]
     doubtful = next(i for i, d in enumerate(dice) if d["value"] == 5)
@@ -292,7 +301,7 @@ def test_a_pending_read_is_answered_with_one_tap(served: Served, browser):
     page.wait_for_selector("[data-act=place]")
     state = table.game.state
     assert not table.pending and state.phase == "choose"
-    assert sorted(d.value for d in state.roll) == sorted(values)
+    assert sorted(d.value for d in state.roll) == sorted(VALUES)
     ctx.close()
 
 
@@ -301,12 +310,8 @@ def test_a_held_roll_waits_for_the_placement_and_can_be_checked_at_once(served: 
     from vision import tracker as tk
     from vision.reader import DieRead
 
-    fresh_game(served, seed=10)
     table = served.table
-    who = table.game.state.current_player()
-    colour = next(p.colour for p in table.game.state.players if p.name == who)
-    values = (1, 2, 2, 3, 4, 5, 6, 6)
-    photo, labels = demo_photo(served, (colour,) * 8, values, 2)
+    photo, labels = first_roll_photo(served, 10, VALUES)
     image = cv2.imread(str(served.data_dir / "photos" / photo))
     dice = tuple(DieRead(d["value"], d["colour"], False, tuple(d["bbox"]),
                          0.7 if d["value"] == 5 else 0.98) for d in labels)
@@ -324,7 +329,7 @@ def test_a_held_roll_waits_for_the_placement_and_can_be_checked_at_once(served: 
     page.wait_for_selector("[data-act=confirm-cand][data-v='5']")
     page.click("[data-act=confirm-cand][data-v='5']")
     page.wait_for_selector("[data-act=place]")
-    assert sorted(d.value for d in table.game.state.roll) == sorted(values)
+    assert sorted(d.value for d in table.game.state.roll) == sorted(VALUES)
     ctx.close()
 
 

@@ -14,6 +14,19 @@ from web.session import TableSession, facts_for
 from .test_tracker import Table, roll_faces
 
 
+def _feed(table: TableSession, tray: Table) -> None:
+    """Play the tray's stream of reads through the session's own tracker, as the loop does."""
+    tracker = table.tracker
+    tracker.expect(facts_for(table.game.state))
+    for index, t, reads in tray.stream:
+        events = tracker.feed(index, t, reads)
+        if events:
+            with table.lock:
+                table._handle(events)
+            if events[0].kind == "roll":  # held until the placement, unless asked at once
+                assert table.snapshot()["roll_held"] == (not table.pending)
+
+
 def _turn(table: TableSession, seed: int, values: list[int], unsure: int,
           take: tuple[int, ...] | int, alt: int | None = None) -> Table:
     """The player to move throws `values`; die `unsure` reads right but at 0.7 (now and then
@@ -30,15 +43,7 @@ def _turn(table: TableSession, seed: int, values: list[int], unsure: int,
     tray.hold(50)
     tray.take(tuple(range(len(tray.dice))), hand=5)
     tray.hold(60)
-    tracker = table.tracker
-    tracker.expect(facts_for(table.game.state))
-    for index, t, reads in tray.stream:
-        events = tracker.feed(index, t, reads)
-        if events:
-            with table.lock:
-                table._handle(events)
-            if events[0].kind == "roll":  # held until the placement, unless asked at once
-                assert table.snapshot()["roll_held"] == (not table.pending)
+    _feed(table, tray)
     return tray
 
 
@@ -89,13 +94,7 @@ def test_the_table_can_ask_for_the_held_roll_at_once(table: TableSession):
     tray.roll(roll_faces([4, 2, 4, 6, 1, 3, 5, 6]), settle=0)
     tray.dice[1].conf = 0.7
     tray.hold(20)
-    tracker = table.tracker
-    tracker.expect(facts_for(table.game.state))
-    for index, t, reads in tray.stream:
-        events = tracker.feed(index, t, reads)
-        if events:
-            with table.lock:
-                table._handle(events)
+    _feed(table, tray)
     assert table.snapshot()["roll_held"] and not table.pending
     assert table.ask_held_roll()
     assert [q.reason for q in table.pending] == ["unsure"]
@@ -115,14 +114,7 @@ def test_the_next_roll_waits_while_the_last_turn_is_still_asked_about(table: Tab
     tray.take(tuple(range(len(tray.dice))), hand=5)
     tray.hold(10)
     tray.roll(roll_faces([1, 1, 2, 5, 5, 5, 6, 6], colour=players[1]["colour"]))
-    tracker = table.tracker
-    tracker.expect(facts_for(table.game.state))
-    for index, t, reads in tray.stream:
-        events = tracker.feed(index, t, reads)
-        if events:
-            with table.lock:
-                table._handle(events)
-                table._after_change()
+    _feed(table, tray)
     [question] = table.pending
     assert question.seen_place == 3 and table.game.state.phase == "roll"
     table.confirm(question.id)
