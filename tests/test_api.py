@@ -117,6 +117,15 @@ def test_confirm_validates_its_input(client):
     assert r.status_code == 400 and "1-6" in r.get_json()["error"]
 
 
+def test_checking_a_held_roll_needs_the_pin_and_a_held_roll(client, table: TableSession):
+    assert client.post("/api/roll/check", json={}).status_code == 401
+    host(client)
+    r = client.post("/api/roll/check", json={})
+    assert r.status_code == 409 and "no roll is waiting" in r.get_json()["error"]
+    assert client.get("/api/state").get_json()["roll_held"] is False
+    assert table.pending == []
+
+
 def test_oversized_bodies_and_unknown_routes_get_json_errors(client):
     host(client)
     r = client.post("/api/action", data=b"{" + b" " * 100_000 + b"}",
