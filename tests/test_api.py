@@ -126,6 +126,24 @@ def test_checking_a_held_roll_needs_the_pin_and_a_held_roll(client, table: Table
     assert table.pending == []
 
 
+def test_a_roll_question_about_no_roll_can_be_dismissed(client, table: TableSession):
+    host(client)
+    client.post("/api/action", json={"type": "deal"})
+    table.ask("roll", "count", "The number of dice does not match what the player holds.", [],
+              [{"colour": "red", "value": 3, "big": False, "bbox": [0, 0, 9, 9],
+                "confidence": 0.99}])
+    table.ask("place", "scooped", "Which value?", [2, 4], [])
+    roll_q, place_q = (p["id"] for p in client.get("/api/state").get_json()["pending"])
+    r = client.post("/api/confirm", json={"id": place_q, "dismiss": True})
+    assert r.status_code == 400 and "which value" in r.get_json()["error"]
+    r = client.post("/api/confirm", json={"id": roll_q, "dismiss": True})
+    assert r.status_code == 200
+    s = client.get("/api/state").get_json()
+    assert [p["id"] for p in s["pending"]] == [place_q] and s["seq"] == 1  # nothing applied
+    r = client.post("/api/confirm", json={"id": roll_q, "dismiss": True})
+    assert r.status_code == 400 and str(roll_q) in r.get_json()["error"]
+
+
 def test_oversized_bodies_and_unknown_routes_get_json_errors(client):
     host(client)
     r = client.post("/api/action", data=b"{" + b" " * 100_000 + b"}",

@@ -296,6 +296,7 @@ def test_a_pending_read_is_answered_with_one_tap(served: Served, browser):
     login(page, served)
     page.wait_for_selector("[data-act=confirm-cand][data-v='5']")
     page.wait_for_selector(".confirm .box")
+    assert page.locator("[data-act=dismiss]").count() == 1  # "that was no roll"
     shot(page, "table-confirm-dark")
     page.click("[data-act=confirm-cand][data-v='5']")
     page.wait_for_selector("[data-act=place]")

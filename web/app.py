@@ -318,6 +318,9 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         if dice is not None and (not isinstance(dice, list) or len(dice) > 40
                                  or not all(isinstance(d, dict) for d in dice)):
             raise ApiError(400, "'dice' must be a list of {colour, value, big} objects")
+        if data.get("dismiss") is True:
+            table.dismiss(pid)  # "that was no roll"
+            return jsonify(ok=True, seq=table.game.state.seq)
         with table.lock:
             try:
                 table.confirm(pid, value, dice)

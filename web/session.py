@@ -243,6 +243,7 @@ class TableSession:
         # Demo only: the scripted turn of recent frames, so a roll handled late (held, or
         # queued behind a question) is still known as the turn it was thrown in.
         self._turn_at: OrderedDict[int, int] = OrderedDict()
+        self._roll_turn: int | None = None  # demo only: the turn of the last roll handled
         self._stream_t = 0.0
         self._draining = False
         self._latest: tuple[int, np.ndarray, list[Any]] | None = None
@@ -498,11 +499,28 @@ class TableSession:
                     self._ask_scooped([v for v in p.taken if v in faces] or faces, p.turn)
             self.stats.confirmed += 1
             self._deal_if_due()
-            if self._queued is not None and not any(q.turn_over for q in self.pending):
-                ev, doubts = self._queued
-                self._queued = None
-                self._on_roll(ev, doubts)
+            self._resume_queued()
             self._after_change()
+
+    def dismiss(self, pending_id: int) -> None:
+        """Drop a roll question that was about no roll (a hand, the last player's dice seen
+        again): nothing is applied, and a roll waiting behind it is handled now."""
+        with self.lock:
+            p = next((q for q in self.pending if q.id == pending_id), None)
+            if p is None:
+                raise ConfirmError(f"no pending confirmation with id {pending_id}")
+            if p.kind != "roll":
+                raise ConfirmError("only a roll question can be dismissed: a placement was "
+                                   "seen, so say which value was taken")
+            self.pending.remove(p)
+            self._resume_queued()
+            self._after_change()
+
+    def _resume_queued(self) -> None:
+        if self._queued is not None and not any(q.turn_over for q in self.pending):
+            ev, doubts = self._queued
+            self._queued = None
+            self._on_roll(ev, doubts)
 
     # --- the frame loop ------------------------------------------------------------------
     def start(self) -> None:
@@ -749,7 +767,7 @@ class TableSession:
                                              problems[0][1])
         dice = [d.to_dict() for d in fitted]
         photo = self._photo(ev)
-        turn = self._turn_at.get(ev.frame)
+        turn = self._roll_turn = self._turn_at.get(ev.frame)
         self.last_roll = {"dice": dice, "photo": photo, "frame": ev.frame}
         self.pending = [p for p in self.pending if p.kind != "roll"]
         if (doubt is not None and doubt.reason == "unsure" and state.phase == "roll"
@@ -794,7 +812,8 @@ class TableSession:
             self._roll_open = False
             faces = sorted({d.value for d in state.roll or ()} - {None})
             self._ask("place", "rules", str(exc), faces, [],
-                      self.last_roll.get("photo") if self.last_roll else None)
+                      self.last_roll.get("photo") if self.last_roll else None,
+                      turn=self._roll_turn)
             return
         self._roll_open = False
         self.stats.applied_auto += 1
@@ -849,7 +868,7 @@ class TableSession:
         if self.game.state.phase != "choose" or not self._roll_open:
             return
         self._roll_open = False
-        self._ask_scooped(list(ev.candidates))
+        self._ask_scooped(list(ev.candidates), self._roll_turn)
 
     def _ask_scooped(self, candidates: list[int], turn: int | None = None) -> None:
         self._roll_open = False
@@ -876,6 +895,11 @@ class TableSession:
         if self._clock() - p.created < self.demo_answer_after and not self._draining:
             return
         target = p.turn if p.turn is not None else self._turn_number() - self._script_base
+        if p.kind == "roll" and target < self._turn_number() - self._script_base:
+            # That turn is already in the game: the camera saw no new roll there (a hand,
+            # the dice of the turn before); a person would dismiss it too.
+            self.dismiss(p.id)
+            return
         self._enter_by_hand(target)
         if p not in self.pending:
             self._after_change()

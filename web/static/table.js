@@ -117,7 +117,8 @@
         `<div class="editdice">${fix.dice.map((d, i) => `<button data-act="sel" data-id="${p.id}" data-i="${i}" class="${i === fix.sel ? "sel" : ""}" aria-label="die ${i + 1}">${die(d.value, d.colour, d.big ? "big" : "")}</button>`).join("")}` +
         `<button class="btn ghost" data-act="add-die" data-id="${p.id}">+ die</button></div>` +
         (fix.sel >= 0 ? dieEditor(s, p.id, fix.dice[fix.sel]) : "") +
-        `<button class="btn primary wide" data-act="confirm-dice" data-id="${p.id}">Confirm these ${fix.dice.length} dice</button>`;
+        `<button class="btn primary wide" data-act="confirm-dice" data-id="${p.id}">Confirm these ${fix.dice.length} dice</button>` +
+        `<button class="btn ghost wide" data-act="dismiss" data-id="${p.id}">That was no roll: ignore it</button>`;
     }
     return `<div class="card confirm" data-pending="${p.id}">${photo}<p class="muted">${esc(p.message)}</p>${body}</div>`;
   }
@@ -296,6 +297,7 @@
         return;
       }
       case "confirm-dice": await sendDice(id, fix); return;
+      case "dismiss": if ((await call("/api/confirm", { id, dismiss: true })).ok) toast("Ignored"); return;
       case "sel": fix.sel = fix.sel === Number(b.dataset.i) ? -1 : Number(b.dataset.i); rerender(); return;
       case "set-v": fix.dice[fix.sel].value = v; fix.dice[fix.sel].conf = 1; rerender(); return;
       case "set-c": fix.dice[fix.sel].colour = b.dataset.c; rerender(); return;
