@@ -144,6 +144,27 @@ def test_a_roll_question_about_no_roll_can_be_dismissed(client, table: TableSess
     assert r.status_code == 400 and str(roll_q) in r.get_json()["error"]
 
 
+def test_the_camera_leaves_a_game_the_host_ended_alone(client, table: TableSession):
+    from vision import tracker as tk
+    from vision.reader import DieRead
+
+    host(client)
+    client.post("/api/action", json={"type": "deal"})
+    state = client.get("/api/state").get_json()
+    colour = next(p["colour"] for p in state["players"] if p["name"] == state["to_move"])
+    dice = tuple(DieRead(v, colour, False, (60.0 * i, 0.0, 60.0 * i + 50, 50.0), 0.99)
+                 for i, v in enumerate((1, 1, 2, 3, 4, 5, 6, 6)))
+    roll = tk.Roll(40, 2.7, dice, 34, 2.3, None)
+    assert client.post("/api/end", json={"ended": True}).status_code == 200
+    with table.lock:
+        table._handle([roll])
+    assert client.get("/api/state").get_json()["seq"] == 1 and not table.pending
+    assert client.post("/api/end", json={"ended": False}).status_code == 200
+    with table.lock:
+        table._handle([roll])
+    assert client.get("/api/state").get_json()["seq"] == 2  # reopened: the camera plays on
+
+
 def test_oversized_bodies_and_unknown_routes_get_json_errors(client):
     host(client)
     r = client.post("/api/action", data=b"{" + b" " * 100_000 + b"}",

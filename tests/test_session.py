@@ -81,6 +81,19 @@ def test_a_demo_game_plays_to_the_end_exactly_as_scripted(tmp_path: Path, editio
     assert cv2.imread(str(photos[0])) is not None
 
 
+def test_the_demo_leaves_a_game_the_host_ended_and_moves_on(tmp_path: Path):
+    store = GameStore(tmp_path)
+    table = TableSession(store, tmp_path, "demo", edition="classic", players=players(3),
+                         seed=11, realtime=False, max_games=1, demo_size=(640, 480),
+                         demo_timing=QUICK)
+    ended = table.game.id
+    table.is_ended = lambda game_id: game_id == ended
+    table.run()  # returns once the demo has given up the ended game (max_games=1)
+    assert table.finished_games == 1
+    assert table.game.state.seq <= 1  # at most the app's deal: no turn was entered
+    store.close()
+
+
 def test_demo_script_is_what_the_rules_allow_and_resumes_the_same(tmp_path: Path):
     from scorekeeper import Deal, GameConfig, GameState
 

@@ -102,6 +102,7 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     limiter = _RateLimit(settings.login_attempts, settings.login_window)
 
     display = DisplayStore(table.data_dir)
+    table.is_ended = lambda game_id: bool(display.get(game_id)["ended"])
     app.extensions["display"] = display
     camera_slots = threading.BoundedSemaphore(CAMERA_VIEWERS)
     stale_roll: dict[str, Any] = {"roll": None}  # the last roll of the game before this one

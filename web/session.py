@@ -249,6 +249,9 @@ class TableSession:
         self._latest: tuple[int, np.ndarray, list[Any]] | None = None
         self._preview: tuple[int, bytes] | None = None
         self._script_base = 0
+        # Whether the host ended a game early (kept by the web layer); the camera then leaves
+        # that game alone, and the demo starts its next one.
+        self.is_ended: Callable[[str], bool] = lambda game_id: False
         # Called after every applied action with (state, action, who acted): the console log.
         self.on_action: Callable[[GameState, Any, str | None], None] | None = None
         self.game: StoredGame = self._resume_or_new()
@@ -584,7 +587,7 @@ class TableSession:
                     self.source.close()
             if self._stop.is_set():
                 break
-            if self.demo and self.game.state.is_over():
+            if self.demo and (self.game.state.is_over() or self.is_ended(self.game.id)):
                 self.finished_games += 1
                 if self.max_games is not None and self.finished_games >= self.max_games:
                     return
@@ -610,6 +613,8 @@ class TableSession:
     def _loop(self, source: Source) -> None:
         times: deque[float] = deque(maxlen=30)
         while not self._stop.is_set():
+            if self.demo and self.is_ended(self.game.id):
+                return  # the host ended the demo's game: on to the next one
             frame = source.read()
             self._camera(source.message, source.state)
             if frame is None:
@@ -692,6 +697,8 @@ class TableSession:
 
     def _drain(self) -> None:
         """At the end of a recording, report what the tracker still holds back."""
+        if self.is_ended(self.game.id):
+            return
         self._draining = True
         with self.lock:
             events = self.tracker.flush()
@@ -709,6 +716,9 @@ class TableSession:
 
     # --- events -> actions ---------------------------------------------------------------
     def _handle(self, events: list[tk.Event]) -> None:
+        if self.is_ended(self.game.id):
+            self._held = None  # the host ended this game: dice thrown now are not its turns
+            return
         about_roll: set[int] = set()  # the questions that follow a Roll are about that roll
         for i, ev in enumerate(events):
             if isinstance(ev, tk.Roll):
