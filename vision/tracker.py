@@ -47,7 +47,6 @@ __all__ = [
     "TrayCleared",
     "TurnFacts",
     "TurnTracker",
-    "fact_problems",
     "fit_facts",
     "track_stream",
 ]
@@ -583,7 +582,7 @@ class TurnTracker:
         return v.die.value is not None and v.die.confidence >= self.certain
 
     def _roll(self, snap: list[_Voted], image: np.ndarray | None) -> list[Event]:
-        dice, _ = fit_facts([v.die for v in snap], self.facts)
+        dice, problems = fit_facts([v.die for v in snap], self.facts)
         snap = [_Voted(d, v.plausible) for d, v in zip(dice, snap, strict=True)]
         roll = Roll(self._frame, self._t, dice, self._win_frame, self._win_t, image)
         self.last_roll = roll
@@ -593,11 +592,12 @@ class TurnTracker:
         self._chain = []
         self._at_tail = False
         self._at_ref = True
-        return [roll, *self._check(snap)]
+        return [roll, *self._check(snap, problems)]
 
-    def _check(self, snap: list[_Voted]) -> list[Event]:
+    def _check(self, snap: list[_Voted],
+                problems: list[tuple[str, tuple[DieRead, ...]]]) -> list[Event]:
         out: list[Event] = []
-        for reason, dice in fit_facts([v.die for v in snap], self.facts)[1]:
+        for reason, dice in problems:
             out.append(NeedsConfirmation(self._frame, self._t, reason, (), dice))
         unsure = [v for v in snap if not self._sure(v)]
         if unsure:
@@ -650,12 +650,6 @@ def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None
     if foreign:
         out.append(("colour", foreign))
     return dice, out
-
-
-def fact_problems(dice: Sequence[DieRead], facts: TurnFacts | None
-                  ) -> list[tuple[str, tuple[DieRead, ...]]]:
-    """What does not fit the facts, once the Biggy flags are fitted (`fit_facts`)."""
-    return fit_facts(dice, facts)[1]
 
 
 def track_stream(frames: Iterable[tuple[int, float, np.ndarray | None]], reader: Reader,
