@@ -321,6 +321,10 @@ def test_a_held_roll_waits_for_the_placement_and_can_be_checked_at_once(served: 
         table._handle([tk.Roll(40, 2.7, dice, 34, 2.3, image),
                        tk.NeedsConfirmation(40, 2.7, "unsure", (5,), unsure)])
     ctx, page = page_for(browser)
+    page.goto(served.url + "/")  # the players' scoreboard shows the roll being read
+    page.wait_for_selector("#roll .label:has-text('one die unclear')")
+    assert page.locator("#roll .die[aria-label^='unread']").count() == 1
+    shot(page, "scoreboard-held-roll", full=False)
     login(page, served)
     page.wait_for_selector("[data-act=check-roll]")
     assert page.locator(".confirm .die[aria-label^='unread']").count() == 1

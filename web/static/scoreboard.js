@@ -67,7 +67,7 @@
     } else if (who) {
       title = esc(who.name);
       what = s.phase === "neutral" ? "rolls the neutral dice"
-        : s.phase === "choose" ? "is choosing a number" : "to roll";
+        : s.phase === "choose" || s.roll_held ? "is choosing a number" : "to roll";
       side = `<b>${who.dice_left}</b>${who.dice_left === 1 ? "die" : "dice"} left`;
     }
     el.innerHTML = `${who ? sw(who.colour, "lg") : ""}<div><div class="who">${title}</div>` +
@@ -112,6 +112,13 @@
     if (s.roll && s.to_move) {
       head = `<b>${esc(s.to_move)}</b> rolled`;
       dice = sorted(s.roll).map((d) => die(d.value, d.colour, d.big ? "big" : "")).join("");
+    } else if (s.roll_held && s.last_roll && s.to_move) {
+      // Seen, but a die is below the line: the placement will read it (the photo is this roll).
+      head = `<b>${esc(s.to_move)}</b> rolled <span class="muted">· one die unclear</span>`;
+      dice = sorted(s.last_roll.dice).map((d) => {
+        const unsure = d.value === null || d.confidence < 0.9;
+        return die(unsure ? null : d.value, d.colour, (d.big ? "big " : "") + (unsure ? "hl" : ""));
+      }).join("");
     } else if (s.last) {
       const l = s.last;
       head = l.neutral ? `<b>${esc(l.player)}</b> rolled the neutral dice`

@@ -67,7 +67,7 @@
     el.className = "card status " + (who ? VT.cc(who.colour) : "");
     const what = s.over ? "Game over" : ended(s) ? "Ended by the host"
       : s.phase === "deal" ? "money to deal"
-        : s.phase === "neutral" ? "rolls the neutral dice" : s.phase === "choose" ? "places a number" : "rolls next";
+        : s.phase === "neutral" ? "rolls the neutral dice" : s.phase === "choose" || s.roll_held ? "places a number" : "rolls next";
     el.innerHTML = `${who ? sw(who.colour, "lg") : ""}<div><div class="who">${who ? esc(who.name) : `Round ${s.round} of ${s.rounds}`}</div>` +
       `<div class="what">${esc(what)} · action ${s.seq}</div></div>`;
   }
