@@ -123,3 +123,21 @@ def test_the_next_roll_waits_while_the_last_turn_is_still_asked_about(table: Tab
     assert state.phase == "choose" and state.current_player() == players[1]["name"]
     assert sorted(d.value for d in state.roll) == [1, 1, 2, 5, 5, 5, 6, 6]
     assert not table.pending
+
+
+def test_a_roll_entered_by_hand_replaces_the_held_one(table: TableSession):
+    table.apply(Deal())
+    tray = Table(seed=56)
+    tray.roll(roll_faces([4, 2, 4, 6, 1, 3, 5, 6]), settle=0)
+    tray.dice[1].conf = 0.7
+    tray.hold(20)
+    _feed(table, tray)
+    assert table.snapshot()["roll_held"]
+    table.apply(Roll(tuple(Die("red", v) for v in (4, 2, 4, 6, 1, 3, 5, 6))))
+    assert not table.snapshot()["roll_held"]
+    # The held roll's question is not put when its placement is seen: the roll was entered.
+    tray.stream.clear()
+    tray.take(tray.ids(4))
+    tray.hold(50)
+    _feed(table, tray)
+    assert not table.pending and table.game.state.phase == "choose"

@@ -441,9 +441,14 @@ class TableSession:
 
     # --- actions -------------------------------------------------------------------------
     def apply(self, action: Any) -> None:
-        """Apply and store one action; the rules refuse bad ones and nothing changes."""
+        """Apply and store one action; the rules refuse bad ones and nothing changes.
+
+        An action from the table (a roll entered by hand, a placement tapped) overrides what
+        the camera holds back for its placement.
+        """
         with self.lock:
             self._apply(action)
+            self._held = None
             self._after_change()
 
     def _apply(self, action: Any) -> None:
