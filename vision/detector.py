@@ -101,12 +101,15 @@ class Detector:
         self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_detector.py")
         self.long_side = int(self.meta.get("input_long", INPUT_LONG))
 
-    def heatmap(self, frame_bgr: np.ndarray) -> tuple[np.ndarray, float]:
+    def heatmap(self, frame_bgr: np.ndarray, long_side: int | None = None
+                ) -> tuple[np.ndarray, float]:
         """The raw output and the input scale (for tests and failure analysis)."""
-        x, scale = prepare(frame_bgr, self.long_side)
+        x, scale = prepare(frame_bgr, long_side or self.long_side)
         self.net.setInput(x)
         return np.asarray(self.net.forward(), np.float32), scale
 
-    def detect(self, frame_bgr: np.ndarray, threshold: float = 0.25) -> list[Detection]:
-        out, scale = self.heatmap(frame_bgr)
+    def detect(self, frame_bgr: np.ndarray, threshold: float = 0.25,
+               long_side: int | None = None) -> list[Detection]:
+        """Dice in the frame; `long_side` overrides the input size (small dice need more)."""
+        out, scale = self.heatmap(frame_bgr, long_side)
         return decode(out, scale, frame_bgr.shape, threshold)

@@ -30,6 +30,9 @@ DETECT_MIN = 0.2  # detector heatmap peaks looked at by the value net
 KEEP_MIN = 0.25  # detector peak x value-net die probability for a box to be reported
 LEAN_DOUBT = 0.02  # value-net belief in "cocked or smeared" above which no read is certain
 SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
+SMALL_DIE_INPUT = 16.0  # median die side (px at the detector's input) below which...
+SMALL_DICE_LONG = 640  # ...the frame is looked at again with this long side
+SURE_SIDE = 24.0  # dice smaller than this (px in the frame) are never read as certain
 
 # Built-in palette (DESIGN.md), as sRGB of typical plastic dice under neutral light.
 PALETTE_SRGB: dict[str, tuple[int, int, int]] = {
@@ -205,7 +208,18 @@ class DiceReader:
         assert self.detector is not None and self.net is not None
         h, w = frame.shape[:2]
         edge = 0.004 * max(h, w)
-        dets = [d for d in self.detector.detect(frame, DETECT_MIN)
+        found = self.detector.detect(frame, DETECT_MIN)
+        sure = [d for d in found if d.score >= SURE_PEAK]
+        if sure:
+            # Dice a distant camera sees small shrink to a few pixels at the net's input,
+            # where it misses a fifth of them: look again at a larger input. Judged by the
+            # dice the net is sure of, so specks on a hand over the tray do not trigger it.
+            k = self.detector.long_side / max(h, w)
+            small = np.median([(d.bbox[2] - d.bbox[0] + d.bbox[3] - d.bbox[1]) / 2 * k
+                               for d in sure])
+            if small < SMALL_DIE_INPUT:
+                found = self.detector.detect(frame, DETECT_MIN, SMALL_DICE_LONG)
+        dets = [d for d in found
                 if d.bbox[0] > edge and d.bbox[1] > edge and d.bbox[2] < w - edge
                 and d.bbox[3] < h - edge]
         if not dets:
@@ -235,6 +249,10 @@ class DiceReader:
             if value is not None and confidence >= CERTAIN:
                 confidence = self._second_opinion(frame, b, value, confidence)
             bw, bh = b[2] - b[0], b[3] - b[1]
+            if (bw + bh) / 2 < SURE_SIDE:
+                # A die this small has its pips in a few pixels each: readable, often right,
+                # but not to one error in a thousand (the loose renders' confident errors).
+                confidence = min(confidence, CERTAIN - 0.05)
             if max(bw, bh) > 1.3 * min(bw, bh):
                 # Seen from above a die lying flat has a near-square box; a long one is a die
                 # leaning on a wall or another die, whose value may be read but never trusted.
