@@ -88,13 +88,19 @@ def test_the_unsure_die_leaving_as_another_value_asks(table: TableSession):
     assert table.game.state.phase == "roll"
 
 
-def test_the_table_can_ask_for_the_held_roll_at_once(table: TableSession):
+def _held_roll(table: TableSession, seed: int) -> Table:
+    """Deal, then a roll whose second die reads at 0.7, left lying: the session holds it."""
     table.apply(Deal())
-    tray = Table(seed=54)
+    tray = Table(seed=seed)
     tray.roll(roll_faces([4, 2, 4, 6, 1, 3, 5, 6]), settle=0)
     tray.dice[1].conf = 0.7
     tray.hold(20)
     _feed(table, tray)
+    return tray
+
+
+def test_the_table_can_ask_for_the_held_roll_at_once(table: TableSession):
+    _held_roll(table, 54)
     assert table.snapshot()["roll_held"] and not table.pending
     assert table.ask_held_roll()
     assert [q.reason for q in table.pending] == ["unsure"]
@@ -126,12 +132,7 @@ def test_the_next_roll_waits_while_the_last_turn_is_still_asked_about(table: Tab
 
 
 def test_a_roll_entered_by_hand_replaces_the_held_one(table: TableSession):
-    table.apply(Deal())
-    tray = Table(seed=56)
-    tray.roll(roll_faces([4, 2, 4, 6, 1, 3, 5, 6]), settle=0)
-    tray.dice[1].conf = 0.7
-    tray.hold(20)
-    _feed(table, tray)
+    tray = _held_roll(table, 56)
     assert table.snapshot()["roll_held"]
     table.apply(Roll(tuple(Die("red", v) for v in (4, 2, 4, 6, 1, 3, 5, 6))))
     assert not table.snapshot()["roll_held"]
