@@ -54,6 +54,40 @@ def test_lone_dice_every_value_and_colour_are_read():
     assert [r.value for _, r in pairs] == [lab["value"] for lab, _ in pairs]
 
 
+NINE = ("red", "blue", "green", "yellow", "purple", "black", "white", "orange", "pink")
+
+
+@pytest.mark.parametrize(
+    ("kelvin", "wb", "ev", "floor"),
+    [
+        (2700.0, 0.0, 0.0, (0.35, 0.55, 0.75)),  # warm lamp, no white balance, kraft lid
+        (6500.0, 0.3, -0.7, (0.30, 0.30, 0.30)),  # cold lamp, dim, grey board
+        (3500.0, 0.5, 0.7, (0.20, 0.45, 0.25)),  # bright, green printed lid
+    ],
+)
+def test_the_nine_colours_are_named_under_any_lamp_without_a_profile(kelvin, wb, ev, floor):
+    # Grey world on the floor read half of these wrong: a kraft or green lid is no grey.
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    dice = [die(cx + (i % 3 - 1) * 40, cy + (i // 3 - 1) * 40, value=i % 6 + 1, colour=c)
+            for i, c in enumerate(NINE)]
+    _, img, labels = scene(dice, light_k=kelvin, wb_strength=wb, light_ev=ev,
+                           floor_bgr=floor, floor_ink=floor, floor_style="greyboard")
+    pairs = matched(labels, READER.read(img))
+    assert len(pairs) == 9
+    assert [r.colour for _, r in pairs] == [lab["colour"] for lab, _ in pairs]
+
+
+def test_white_and_yellow_dice_alone_are_named_by_the_camera_s_balance():
+    # Dark pips only: nothing white to compare with but the brightest die.
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    dice = [die(cx - 30, cy, 3, "white"), die(cx + 30, cy, 5, "yellow")]
+    _, img, labels = scene(dice, light_k=4000.0, wb_strength=0.7)
+    pairs = matched(labels, READER.read(img))
+    assert [r.colour for _, r in pairs] == ["white", "yellow"]
+
+
 def test_touching_dice_are_separated():
     s = random_scene(5, "easy")
     cx, cy = centre(s)

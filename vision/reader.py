@@ -64,6 +64,126 @@ def _srgb_to_lab(rgb: tuple[int, int, int]) -> np.ndarray:
     return cv2.cvtColor(px, cv2.COLOR_BGR2Lab)[0, 0]
 
 
+# Without a calibration profile a die's colour is read against its own white pips: a die
+# body divided by the white of the pips beside it (same lamp, same exposure, same shading) is
+# close to its paint, whatever the lamp's colour temperature and the exposure. Dice with dark
+# pips (white, yellow, gray) are divided by the white pips of the other dice in the frame.
+# Grey world on the floor was the first idea and the worst: a kraft or printed lid is no
+# grey, and it made 52% of synthetic and 68% of mounted-render dice right (no balance at all:
+# 49% and 76%). The body, scaled so that white pips become PIP_WHITE, in Lab; fitted by
+# `bench/colours.py --fit` on the training halves of the renders and on synthetic scenes,
+# except gray (Royale's second neutral set), which no labelled set has.
+RELATIVE_PALETTE: dict[str, tuple[float, float, float]] = {
+    "red": (44.8, 62.3, 41.5),
+    "orange": (58.6, 38.1, 63.8),
+    "yellow": (87.6, -11.5, 83.9),
+    "green": (70.8, -60.3, 39.0),
+    "blue": (42.2, 15.2, -52.8),
+    "purple": (39.3, 51.1, -42.0),
+    "pink": (65.8, 44.2, -6.8),
+    "black": (12.8, 0.1, 0.0),
+    "white": (92.9, 0.0, 0.1),
+    "gray": (48.0, 0.0, 0.0),  # a 0.48 grey beside 0.94 white pips; no set labels gray dice
+}
+PIP_WHITE = 235.0
+RELATIVE_L_WEIGHT = 1.0  # lightness weighs as much as each colour axis (0.5-1.0 measured)
+CHROMA_MARGIN = 0.12  # box margin left out when looking for a die's most colourful pixels
+VIVID_CHROMA = 30.0  # Lab chroma from which those pixels name a coloured die
+_LUMA = np.array([0.114, 0.587, 0.299], np.float32)
+
+
+@dataclass
+class DieSample:
+    """A die's body and pip colours (BGR medians) from the middle of its box."""
+
+    body: np.ndarray
+    pips: np.ndarray
+    light_pips: bool  # pips clearly lighter than the body: white paint, a white reference
+
+
+def die_sample(frame: np.ndarray, box: tuple[float, float, float, float] | list[float]
+               ) -> DieSample | None:
+    """Split the middle of a die's box into body and pips by brightness (Otsu).
+
+    The larger side of the split is the body; the pips' colour is the median of their
+    brighter half, which is the paint rather than the blur at their rim.
+    """
+    pix = _inner(frame, box, 0.2)
+    if len(pix) < 4:
+        return None
+    luma = pix @ _LUMA
+    t, _ = cv2.threshold(np.clip(luma, 0, 255).astype(np.uint8)[None], 0, 255,
+                         cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    hi = luma > t
+    body_is_light = hi.sum() >= (~hi).sum()
+    body, pips = (pix[hi], pix[~hi]) if body_is_light else (pix[~hi], pix[hi])
+    body_bgr = np.median(body, axis=0)
+    if len(pips) >= 2:
+        pl = pips @ _LUMA
+        pip_bgr = np.median(pips[pl >= np.median(pl)], axis=0)
+    else:
+        pip_bgr = body_bgr
+    light = (not body_is_light) and float(pip_bgr @ _LUMA) > float(body_bgr @ _LUMA) + 25.0
+    return DieSample(body_bgr, pip_bgr, light)
+
+
+def _inner(frame: np.ndarray, box: tuple[float, float, float, float] | list[float],
+           margin: float) -> np.ndarray:
+    x0, y0, x1, y1 = box
+    cw, ch = (x1 - x0) * margin, (y1 - y0) * margin
+    h, w = frame.shape[:2]
+    a0, b0 = max(0, int(x0 + cw)), max(0, int(y0 + ch))
+    a1, b1 = min(w, max(int(x1 - cw), a0 + 1)), min(h, max(int(y1 - ch), b0 + 1))
+    return frame[b0:b1, a0:a1].reshape(-1, 3).astype(np.float32)
+
+
+def relative_colours(frame: np.ndarray, boxes: list) -> list[np.ndarray]:
+    """Each die's colour in Lab relative to white pips (see RELATIVE_PALETTE).
+
+    The reference is the die's own white pips, else the white pips of the other dice, else
+    (dark-pipped dice only, as in a game of white and yellow) a neutral white as bright as the
+    brightest die pixels, which trusts the camera's own white balance. A die whose most
+    colourful pixels are clearly coloured takes its colour from them: a lamp mirrored in a
+    glossy top face turns that face white, and the bevels and sides still show the paint.
+    """
+    samples = [die_sample(frame, b) for b in boxes]
+    whites = [s.pips for s in samples if s is not None and s.light_pips]
+    scene_white = np.median(whites, axis=0) if whites else None
+    bright: np.ndarray | None = None
+    out: list[np.ndarray] = []
+    for s, box in zip(samples, boxes, strict=True):
+        pix = _inner(frame, box, CHROMA_MARGIN)
+        ref = None if s is None else (s.pips if s.light_pips else scene_white)
+        if ref is None:
+            if bright is None:
+                every = np.concatenate([_inner(frame, b, 0.1) for b in boxes])
+                bright = np.full(3, max(float(np.percentile(every @ _LUMA, 99)), 1.0),
+                                 np.float32)
+            ref = bright
+        scale = PIP_WHITE / np.maximum(ref, 1.0)
+        rel = np.clip(pix * scale, 0, 255).reshape(-1, 1, 3) / 255.0
+        lab = cv2.cvtColor(rel.astype(np.float32), cv2.COLOR_BGR2Lab).reshape(-1, 3)
+        chroma = np.hypot(lab[:, 1], lab[:, 2])
+        vivid = np.median(lab[chroma >= np.percentile(chroma, 70)], axis=0)
+        if s is None or math.hypot(float(vivid[1]), float(vivid[2])) > VIVID_CHROMA:
+            out.append(vivid)
+            continue
+        body = np.clip(s.body * scale, 0, 255).reshape(1, 1, 3) / 255.0
+        out.append(cv2.cvtColor(body.astype(np.float32), cv2.COLOR_BGR2Lab)[0, 0])
+    return out
+
+
+def nearest_relative(lab: np.ndarray) -> str:
+    """The built-in colour nearest to a pip-relative Lab colour."""
+    d = _RELATIVE_LABS - np.asarray(lab, np.float32)
+    d[:, 0] *= RELATIVE_L_WEIGHT
+    return _RELATIVE_NAMES[int(np.argmin((d * d).sum(axis=1)))]
+
+
+_RELATIVE_NAMES = list(RELATIVE_PALETTE)
+_RELATIVE_LABS = np.array(list(RELATIVE_PALETTE.values()), np.float32)
+
+
 def builtin_palette() -> list[ColourRef]:
     return [ColourRef(n, tuple(float(v) for v in _srgb_to_lab(c)), 8.0)
             for n, c in PALETTE_SRGB.items()]
@@ -203,7 +323,7 @@ class DiceReader:
         A box that touches the frame edge is a die the camera only partly sees: skipped, as
         its face may be cut. Both nets must agree that a box holds a die.
         """
-        from .valuenet import NOT_A_DIE, UNREADABLE, crop_for
+        from .valuenet import NOT_A_DIE, UNREADABLE
 
         assert self.detector is not None and self.net is not None
         h, w = frame.shape[:2]
@@ -226,7 +346,7 @@ class DiceReader:
             self.last_proposals = ([], np.zeros(0, np.float32))
             return []
         boxes = [d.bbox for d in dets]
-        probs = self.net.predict(np.stack([crop_for(frame, b) for b in boxes]))
+        probs = self.net.predict(np.stack([self.net.crop(frame, b) for b in boxes]))
         die_p = 1.0 - probs[:, NOT_A_DIE]
         score = np.array([d.score for d in dets], np.float32)
         self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
@@ -257,9 +377,18 @@ class DiceReader:
                 # Seen from above a die lying flat has a near-square box; a long one is a die
                 # leaning on a wall or another die, whose value may be read but never trusted.
                 confidence = min(confidence, CERTAIN - 0.1)
-            colour, _ = self._box_colour(frame, b, gains)
-            reads.append(DieRead(value, colour, False, b, confidence, (bw + bh) / 2, 0.0))
+            reads.append(DieRead(value, "", False, b, confidence, (bw + bh) / 2, 0.0))
+        for r, colour in zip(reads, self._colours(frame, [r.bbox for r in reads], gains),
+                             strict=True):
+            r.colour = colour
         return reads
+
+    def _colours(self, frame: np.ndarray, boxes: list, gains: np.ndarray) -> list[str]:
+        """Name each die's colour: against the profile's colours when it has them (measured
+        under its white balance), else against its white pips (`RELATIVE_PALETTE`)."""
+        if self.profile and self.profile.colours:
+            return [self._box_colour(frame, b, gains)[0] for b in boxes]
+        return [nearest_relative(lab) for lab in relative_colours(frame, boxes)]
 
     def _balance(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]
                  ) -> np.ndarray:
@@ -523,7 +652,7 @@ class DiceReader:
         a wall) is covered by die-sized windows, and the net's "not a die" class plus
         overlap suppression keep one box per die.
         """
-        from .valuenet import NOT_A_DIE, UNREADABLE, crop_for
+        from .valuenet import NOT_A_DIE, UNREADABLE
 
         inv = 1.0 / scale
         boxes: list[tuple[float, float, float, float]] = []
@@ -555,7 +684,7 @@ class DiceReader:
                 boxes.append(box)
         if not boxes:
             return []
-        probs = self.net.predict(np.stack([crop_for(frame, b) for b in boxes]))
+        probs = self.net.predict(np.stack([self.net.crop(frame, b) for b in boxes]))
         die_p = 1.0 - probs[:, NOT_A_DIE]
         self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
         order = np.argsort(-die_p)
@@ -571,7 +700,6 @@ class DiceReader:
             k = int(np.argmax(p[1:])) + 1  # best among values and "unreadable"
             value = None if k == UNREADABLE else k
             x0, y0, x1, y1 = boxes[i]
-            colour, _ = self._box_colour(frame, boxes[i], gains)
             side_px = ((x1 - x0) + (y1 - y0)) / 2 / (1 + 2 * BOX_PAD)
             # p[k] is the probability of "a die showing exactly k": the chance of no die at
             # all already lowers it.
@@ -580,8 +708,11 @@ class DiceReader:
                 confidence = self._second_opinion(frame, boxes[i], value, confidence)
             if i in leaning:
                 confidence = min(confidence, CERTAIN - 0.1)
-            reads.append(DieRead(value, colour, False, (x0, y0, x1, y1), confidence,
+            reads.append(DieRead(value, "", False, (x0, y0, x1, y1), confidence,
                                  side_px, 0.0))
+        for r, colour in zip(reads, self._colours(frame, [boxes[i] for i in kept], gains),
+                             strict=True):
+            r.colour = colour
         return reads
 
     def _second_opinion(self, frame: np.ndarray, box: tuple[float, float, float, float],

@@ -101,7 +101,8 @@ OUT = ROOT / "vision" / "models" / "valuenet.onnx"
 # benchmark's match); that share of a die's augmented copies is then cut around the detector's
 # box, the rest around the jittered label box.
 DET_IOU = 0.5
-DET_SHARE = 0.0  # set from --detector-share before the worker processes fork
+DET_SHARE = 0.0  # set from --detector-share, in the workers too (`_set_options`)
+CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
 
 # Roles of an image's crops.
 FIT, VAL, HELD = 0, 1, 2
@@ -305,12 +306,22 @@ def _augmented(
         ok, buf = cv2.imencode(".jpg", u8, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 91))])
         if ok:
             u8 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    return _turn(crop_for(u8, b), rng)
+    return _turn(crop_for(u8, b, CHANNELS), rng)
 
 
 def _turn(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    crop = np.rot90(crop, int(rng.integers(4)))
-    return np.ascontiguousarray(crop[:, ::-1] if rng.random() < 0.5 else crop)
+    crop = np.rot90(crop, int(rng.integers(4)), axes=(-2, -1))
+    return np.ascontiguousarray(crop[..., ::-1] if rng.random() < 0.5 else crop)
+
+
+def _crop_shape() -> tuple[int, ...]:
+    return (CROP_SIZE, CROP_SIZE) if CHANNELS == 1 else (CHANNELS, CROP_SIZE, CROP_SIZE)
+
+
+def _nchw(x: np.ndarray) -> np.ndarray:
+    """Crops as the net takes them: float32, a channel axis even for grey."""
+    x = np.asarray(x, np.float32)
+    return x[:, None] if x.ndim == 3 else x
 
 
 def _label(die: dict) -> int:
@@ -349,9 +360,9 @@ def crops_for_scene(
         y = _label(dice[i])
         det = matched.get(i)
         if role != FIT:
-            add(crop_for(image, boxes[i]), y, K_CLEAN)
+            add(crop_for(image, boxes[i], CHANNELS), y, K_CLEAN)
             if det is not None:
-                add(crop_for(image, det), y, K_DET)
+                add(crop_for(image, det, CHANNELS), y, K_DET)
         if role == HELD:
             continue
         n = copies if role == FIT else 3
@@ -367,13 +378,15 @@ def crops_for_scene(
     for _ in range(n_bg):
         b = _background_box(rng, w, h, boxes, sides)
         if b is not None:
-            add(crop_for(image, b) if role == HELD else _augmented(image, b, rng), 0, K_BG)
+            add(crop_for(image, b, CHANNELS) if role == HELD else _augmented(image, b, rng), 0,
+                K_BG)
     for _ in range(n_part if usable else 0):
         b = _partial_box(rng, boxes, int(rng.choice(usable)))
         if b is not None:
-            add(crop_for(image, b) if role == HELD else _augmented(image, b, rng), 0, K_PART)
+            add(crop_for(image, b, CHANNELS) if role == HELD else _augmented(image, b, rng), 0,
+                K_PART)
     if not xs:
-        return (np.zeros((0, CROP_SIZE, CROP_SIZE), np.float16), np.zeros(0, np.int8),
+        return (np.zeros((0, *_crop_shape()), np.float16), np.zeros(0, np.int8),
                 np.zeros(0, np.int8))
     return np.stack(xs).astype(np.float16), np.array(ys, np.int8), np.array(ks, np.int8)
 
@@ -480,6 +493,11 @@ def synth_available() -> str | None:
     return None
 
 
+def _set_options(det_share: float, channels: int) -> None:
+    global DET_SHARE, CHANNELS
+    DET_SHARE, CHANNELS = det_share, channels
+
+
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     """Cut every crop once (in two processes) and cache it: rendering dominates the run time."""
     why_no_synth = synth_available() if args.scenes > 0 else "disabled (--scenes 0)"
@@ -493,7 +511,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         (models / n).read_bytes() for n in ("detector.onnx", "detector.json")
         if (models / n).is_file())
     key = hashlib.md5(
-        repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, src)).encode()
+        repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, src)
+             ).encode()
     ).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -513,7 +532,9 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     done = 0
 
     def results() -> Iterator[tuple[str, int, tuple] | None]:
-        with mp.get_context("spawn").Pool(args.workers) as pool:
+        # Spawned workers import this module afresh: hand them the options set in main().
+        with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
+                                          initargs=(DET_SHARE, CHANNELS)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_edge_task, tasks_edge, chunksize=4)
@@ -556,12 +577,12 @@ def make_model() -> Any:
         return [*layers, nn.MaxPool2d(2)] if pool else layers
 
     class Net(nn.Module):
-        """32×32 grey -> 8 logits; about 5.5 M multiply-adds per crop."""
+        """32×32 grey or colour -> 8 logits; about 5.5 M multiply-adds per crop."""
 
         def __init__(self) -> None:
             super().__init__()
             self.features = nn.Sequential(
-                *block(1, 16, True),  # 16×16
+                *block(CHANNELS, 16, True),  # 16×16
                 *block(16, 32, True),  # 8×8
                 *block(32, 64, False),
                 *block(64, 64, True),  # 4×4
@@ -621,7 +642,7 @@ def logits_of(model: Any, x: np.ndarray, batch: int = 2048) -> np.ndarray:
     outs = []
     with torch.no_grad():
         for i in range(0, len(x), batch):
-            xb = torch.from_numpy(x[i : i + batch].astype(np.float32)[:, None])
+            xb = torch.from_numpy(_nchw(x[i : i + batch]))
             outs.append(model(xb).numpy())
     return np.concatenate(outs) if outs else np.zeros((0, len(CLASSES)), np.float32)
 
@@ -663,7 +684,7 @@ def train(data: dict[str, np.ndarray], args: argparse.Namespace) -> Any:
     torch.manual_seed(args.seed)
     fit = data["role"] == FIT
     val = data["role"] == VAL
-    xf = torch.from_numpy(data["x"][fit].astype(np.float32)[:, None])
+    xf = torch.from_numpy(_nchw(data["x"][fit]))
     yf = torch.from_numpy(data["y"][fit].astype(np.int64))
     xv, yv = data["x"][val], data["y"][val].astype(np.int64)
     counts = np.bincount(data["y"][fit], minlength=len(CLASSES))
@@ -722,7 +743,7 @@ def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None
 
     fused = fold_bn(model)
     path.parent.mkdir(parents=True, exist_ok=True)
-    dummy = torch.zeros(1, 1, CROP_SIZE, CROP_SIZE)
+    dummy = torch.zeros(1, CHANNELS, CROP_SIZE, CROP_SIZE)
     torch.onnx.export(
         fused, (dummy,), str(path), opset_version=13, input_names=["crops"],
         output_names=["logits"], dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}},
@@ -731,18 +752,19 @@ def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None
     meta = {
         "temperature": round(temperature, 5),
         "classes": list(CLASSES),
-        "crop": "gray32 max(w,h)*1.15 z-norm",
+        "crop": f"{'gray' if CHANNELS == 1 else 'bgr'}32 max(w,h)*1.15 z-norm",
+        "channels": CHANNELS,
         **meta_extra,
         "date": dt.date.today().isoformat(),
     }
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(16, CROP_SIZE, CROP_SIZE)).astype(np.float32)
+    x = _nchw(rng.normal(size=(16, *_crop_shape())))
     with torch.no_grad():
-        ref = model.eval()(torch.from_numpy(x[:, None])).numpy()
+        ref = model.eval()(torch.from_numpy(x)).numpy()
     net = cv2.dnn.readNetFromONNX(str(path))
-    net.setInput(x[:, None])
+    net.setInput(x)
     got = np.asarray(net.forward()).reshape(16, -1)
     diff = float(np.abs(got - ref).max())
     print(f"exported {path} ({path.stat().st_size / 1024:.0f} KiB); cv2.dnn vs torch max |diff| "
@@ -835,6 +857,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detector-share", type=float, default=0.0,
                     help="share of a die's augmented crops cut around the detector's box "
                          "(tried with 0.5: see the module docstring)")
+    ap.add_argument("--channels", type=int, choices=(1, 3), default=1,
+                    help="grey (1) or colour (3) crops")
     ap.add_argument("--epochs", type=int, default=18)
     ap.add_argument("--patience", type=int, default=4)
     ap.add_argument("--batch", type=int, default=256)
@@ -846,8 +870,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
-    global DET_SHARE
-    DET_SHARE = args.detector_share
+    _set_options(args.detector_share, args.channels)
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 
     t_start = time.time()

@@ -40,13 +40,17 @@ def is_training_image(name: str) -> bool:
     return hashlib.md5(name.encode("utf-8")).hexdigest()[0] in "01234567"
 
 
-def crop_for(image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
-    """Cut the net's input for one die box: 32×32 float32 grey, zero mean and unit spread.
+def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1) -> np.ndarray:
+    """Cut the net's input for one die box: a 32×32 float32 square, zero mean, unit spread.
 
-    The square with 15% margin keeps the whole top face in view whatever the box's aspect;
-    grey plus per-crop normalisation takes die colour and lamp level out of the problem, so the
-    net only has to learn pip layouts (light on dark as well as dark on light). Parts of the
-    square outside the image repeat the edge pixels, as a die cut by the frame edge would look.
+    The square with 15% margin keeps the whole top face in view whatever the box's aspect.
+    Per-crop normalisation takes lamp level out of the problem, so the net only has to learn
+    pip layouts (light on dark as well as dark on light). With one channel the crop is grey
+    (shape (32, 32)); with three it keeps the colours (shape (3, 32, 32), each channel's mean
+    removed, one spread for all), since grey loses pips that differ from their die in hue
+    more than in brightness: red pips on a smoky black die are almost as dark as the die.
+    Parts of the square outside the image repeat the edge pixels, as a die cut by the frame
+    edge would look.
     """
     x0, y0, x1, y1 = (float(v) for v in bbox)
     side = max(x1 - x0, y1 - y0, 1.0) * CROP_SCALE
@@ -65,17 +69,27 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
         ax0, ay0, ax1, ay1 = ex, ey, ex + 1, ey + 1
     else:
         patch = image_bgr[ay0:ay1, ax0:ax1]
-    gray = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY) if patch.ndim == 3 else patch
+    if patch.ndim == 2:
+        patch = patch[:, :, None]
+    if channels == 1 and patch.shape[2] == 3:
+        patch = cv2.cvtColor(patch, cv2.COLOR_BGR2GRAY)[:, :, None]
+    elif channels == 3 and patch.shape[2] == 1:
+        patch = np.repeat(patch, 3, axis=2)
     pad_t, pad_l = ay0 - top, ax0 - left
     pad_b, pad_r = top + n - ay1, left + n - ax1
     if pad_t or pad_l or pad_b or pad_r:
-        gray = cv2.copyMakeBorder(
-            np.ascontiguousarray(gray), max(pad_t, 0), max(pad_b, 0), max(pad_l, 0),
+        patch = cv2.copyMakeBorder(
+            np.ascontiguousarray(patch), max(pad_t, 0), max(pad_b, 0), max(pad_l, 0),
             max(pad_r, 0), cv2.BORDER_REPLICATE,
         )
     interp = cv2.INTER_AREA if n > CROP_SIZE else cv2.INTER_LINEAR
-    small = cv2.resize(gray, (CROP_SIZE, CROP_SIZE), interpolation=interp).astype(np.float32)
-    return (small - small.mean()) / (small.std() + 1e-3)
+    small = cv2.resize(patch, (CROP_SIZE, CROP_SIZE), interpolation=interp).astype(np.float32)
+    if small.ndim == 2:
+        small = small[:, :, None]
+    small = small.transpose(2, 0, 1)  # channels first, as the net takes them
+    small = small - small.mean(axis=(1, 2), keepdims=True)
+    small /= float(small.std()) + 1e-3
+    return small[0] if channels == 1 else np.ascontiguousarray(small)
 
 
 def load_onnx(path: str | Path, trainer: str) -> tuple[Path, Any, dict]:
@@ -97,21 +111,33 @@ class ValueNet:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_valuenet.py")
         self.temperature = float(self.meta.get("temperature", 1.0))
+        # Models before colour crops were trained on grey ones and carry no "channels".
+        self.channels = int(self.meta.get("channels", 1))
+
+    def crop(self, image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
+        """This model's input for one box (grey or colour, as it was trained)."""
+        return crop_for(image_bgr, bbox, self.channels)
 
     def predict(self, crops: np.ndarray) -> np.ndarray:
-        """Turn (N,32,32) normalised crops into calibrated class probabilities, shape (N,8).
+        """Turn normalised crops ((N,32,32) grey or (N,3,32,32) colour, as `crop` cuts them)
+        into calibrated class probabilities, shape (N,8).
 
         The net outputs logits; dividing by the fitted temperature makes a 0.9 confidence mean
         what the tracker assumes it means.
         """
         crops = np.asarray(crops, dtype=np.float32)
-        if crops.ndim == 2:
+        one = (CROP_SIZE, CROP_SIZE) if self.channels == 1 else (
+            self.channels, CROP_SIZE, CROP_SIZE)
+        if crops.ndim == len(one):
             crops = crops[None]
-        if crops.ndim != 3 or crops.shape[1:] != (CROP_SIZE, CROP_SIZE):
-            raise ValueError(f"crops must be (N, {CROP_SIZE}, {CROP_SIZE}), got {crops.shape}")
+        if crops.shape[1:] != one:
+            raise ValueError(f"crops must be (N, {', '.join(map(str, one))}), "
+                             f"got {crops.shape}")
         if len(crops) == 0:
             return np.zeros((0, len(CLASSES)), np.float32)
-        self.net.setInput(np.ascontiguousarray(crops[:, None]))
+        if self.channels == 1:
+            crops = crops[:, None]
+        self.net.setInput(np.ascontiguousarray(crops))
         logits = np.asarray(self.net.forward(), dtype=np.float64).reshape(len(crops), -1)
         z = logits / self.temperature
         z -= z.max(axis=1, keepdims=True)
@@ -128,7 +154,7 @@ class ValueNet:
         """
         if len(bboxes) == 0:
             return []
-        probs = self.predict(np.stack([crop_for(image_bgr, b) for b in bboxes]))
+        probs = self.predict(np.stack([self.crop(image_bgr, b) for b in bboxes]))
         out: list[tuple[int | None, float, float]] = []
         for p in probs:
             k = int(p.argmax())
