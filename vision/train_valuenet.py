@@ -44,8 +44,15 @@ held-out certainty fell on the mounted renders (58.9 -> 49.1% of correct reads a
 loose renders (57.3 -> 53.9%), rune55 held-out value accuracy fell 84.6 -> 83.7%, and
 synthetic-hard confident errors rose 67 -> 70, so it was not adopted. Over the full 18
 epochs it was no better (rune55 held-out confident errors 6 -> 9, mounted and loose held-out
-certainty down 7.5 and 6 points). Next: rim scenes seen through a wider lens (the renders use
-66-102 degrees, synth 21-59), since wide-angle side faces are what the mounted renders punish.
+certainty down 7.5 and 6 points). Those runs were in fact rim scenes alone: the spawned
+workers that cut the crops never received `--detector-share` (they do now, through the pool's
+initializer), so the detector-box recipe is still untried. Next: rim scenes seen through a
+wider lens (the renders use 66-102 degrees, synth 21-59), since wide-angle side faces are what
+the mounted renders punish.
+
+`--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
+differ from their die in hue more than in brightness, such as the red pips of byler's smoky
+black dice, which made most of its wrong reads.
 """
 
 from __future__ import annotations
