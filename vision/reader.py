@@ -74,103 +74,109 @@ def _srgb_to_lab(rgb: tuple[int, int, int]) -> np.ndarray:
 # `bench/colours.py --fit` on the training halves of the renders and on synthetic scenes,
 # except gray (Royale's second neutral set), which no labelled set has.
 RELATIVE_PALETTE: dict[str, tuple[float, float, float]] = {
-    "red": (44.8, 62.3, 41.5),
-    "orange": (58.6, 38.1, 63.8),
-    "yellow": (87.6, -11.5, 83.9),
-    "green": (70.8, -60.3, 39.0),
-    "blue": (42.2, 15.2, -52.8),
-    "purple": (39.3, 51.1, -42.0),
-    "pink": (65.8, 44.2, -6.8),
-    "black": (12.8, 0.1, 0.0),
-    "white": (92.9, 0.0, 0.1),
+    "red": (45.1, 63.2, 41.3),
+    "orange": (60.4, 37.6, 64.7),
+    "yellow": (87.4, -10.5, 83.2),
+    "green": (71.2, -60.8, 39.6),
+    "blue": (43.2, 15.2, -54.1),
+    "purple": (39.8, 52.1, -43.2),
+    "pink": (66.1, 45.0, -7.3),
+    "black": (13.7, 0.1, 0.0),
+    "white": (93.2, 0.0, 0.0),
     "gray": (48.0, 0.0, 0.0),  # a 0.48 grey beside 0.94 white pips; no set labels gray dice
 }
 PIP_WHITE = 235.0
 RELATIVE_L_WEIGHT = 1.0  # lightness weighs as much as each colour axis (0.5-1.0 measured)
 CHROMA_MARGIN = 0.12  # box margin left out when looking for a die's most colourful pixels
 VIVID_CHROMA = 30.0  # Lab chroma from which those pixels name a coloured die
+SAMPLE_PX = 24  # colour samples: a die's box resized to this side
 _LUMA = np.array([0.114, 0.587, 0.299], np.float32)
 
 
-@dataclass
-class DieSample:
-    """A die's body and pip colours (BGR medians) from the middle of its box."""
+def _patches(frame: np.ndarray, boxes: list) -> np.ndarray:
+    """Every die's box less CHROMA_MARGIN, resized to SAMPLE_PX square: (dice, pixels, BGR).
 
-    body: np.ndarray
-    pips: np.ndarray
-    light_pips: bool  # pips clearly lighter than the body: white paint, a white reference
-
-
-def die_sample(frame: np.ndarray, box: tuple[float, float, float, float] | list[float]
-               ) -> DieSample | None:
-    """Split the middle of a die's box into body and pips by brightness (Otsu).
-
-    The larger side of the split is the body; the pips' colour is the median of their
-    brighter half, which is the paint rather than the blur at their rim.
+    One grid for all dice lets every statistic below run once per frame, not once per die;
+    medians over a few hundred pixels say as much as over thousands, and pips stay several
+    pixels wide.
     """
-    pix = _inner(frame, box, 0.2)
-    if len(pix) < 4:
-        return None
-    luma = pix @ _LUMA
-    t, _ = cv2.threshold(np.clip(luma, 0, 255).astype(np.uint8)[None], 0, 255,
-                         cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    hi = luma > t
-    body_is_light = hi.sum() >= (~hi).sum()
-    body, pips = (pix[hi], pix[~hi]) if body_is_light else (pix[~hi], pix[hi])
-    body_bgr = np.median(body, axis=0)
-    if len(pips) >= 2:
-        pl = pips @ _LUMA
-        pip_bgr = np.median(pips[pl >= np.median(pl)], axis=0)
-    else:
-        pip_bgr = body_bgr
-    light = (not body_is_light) and float(pip_bgr @ _LUMA) > float(body_bgr @ _LUMA) + 25.0
-    return DieSample(body_bgr, pip_bgr, light)
-
-
-def _inner(frame: np.ndarray, box: tuple[float, float, float, float] | list[float],
-           margin: float) -> np.ndarray:
-    x0, y0, x1, y1 = box
-    cw, ch = (x1 - x0) * margin, (y1 - y0) * margin
     h, w = frame.shape[:2]
-    a0, b0 = max(0, int(x0 + cw)), max(0, int(y0 + ch))
-    a1, b1 = min(w, max(int(x1 - cw), a0 + 1)), min(h, max(int(y1 - ch), b0 + 1))
-    return frame[b0:b1, a0:a1].reshape(-1, 3).astype(np.float32)
+    out = np.empty((len(boxes), SAMPLE_PX, SAMPLE_PX, 3), np.float32)
+    for i, (x0, y0, x1, y1) in enumerate(boxes):
+        cw, ch = (x1 - x0) * CHROMA_MARGIN, (y1 - y0) * CHROMA_MARGIN
+        a0, b0 = min(max(0, int(x0 + cw)), w - 1), min(max(0, int(y0 + ch)), h - 1)
+        a1, b1 = min(w, max(int(x1 - cw), a0 + 1)), min(h, max(int(y1 - ch), b0 + 1))
+        patch = frame[b0:b1, a0:a1]
+        shrink = max(patch.shape[:2]) > SAMPLE_PX
+        out[i] = cv2.resize(patch, (SAMPLE_PX, SAMPLE_PX),
+                            interpolation=cv2.INTER_AREA if shrink else cv2.INTER_NEAREST)
+    return out.reshape(len(boxes), -1, 3)
+
+
+def _masked_median(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per-row median of x (rows, n, 3) over the pixels where mask (rows, n) holds; a row
+    with an empty mask takes all its pixels."""
+    mask = mask | ~mask.any(axis=1, keepdims=True)
+    srt = np.sort(np.where(mask[..., None], x, np.inf), axis=1)  # masked-out pixels last
+    mid = ((mask.sum(axis=1) - 1) // 2)[:, None, None]
+    return np.take_along_axis(srt, np.broadcast_to(mid, (len(x), 1, x.shape[2])), axis=1)[:, 0]
+
+
+def _otsu_rows(v: np.ndarray) -> np.ndarray:
+    """Otsu's split of each row of v (rows, n): True where a value is on the bright side."""
+    srt = np.sort(v, axis=1)
+    n = v.shape[1]
+    k = np.arange(1, n, dtype=np.float64)
+    cum = np.cumsum(srt, axis=1, dtype=np.float64)[:, :-1]
+    total = cum[:, -1:] + srt[:, -1:]
+    mu0, mu1 = cum / k, (total - cum) / (n - k)
+    between = (k / n) * (1 - k / n) * (mu0 - mu1) ** 2
+    between[srt[:, 1:] <= srt[:, :-1]] = -1.0  # no split between equal values
+    t = srt[np.arange(len(v)), np.argmax(between, axis=1)]
+    return v > t[:, None]
 
 
 def relative_colours(frame: np.ndarray, boxes: list) -> list[np.ndarray]:
     """Each die's colour in Lab relative to white pips (see RELATIVE_PALETTE).
 
-    The reference is the die's own white pips, else the white pips of the other dice, else
-    (dark-pipped dice only, as in a game of white and yellow) a neutral white as bright as the
-    brightest die pixels, which trusts the camera's own white balance. A die whose most
-    colourful pixels are clearly coloured takes its colour from them: a lamp mirrored in a
-    glossy top face turns that face white, and the bevels and sides still show the paint.
+    The middle of the die (its box less a fifth each side) is split into body and pips by
+    brightness (Otsu): the larger side is the body, the brighter half of the other side the
+    pips' paint. The reference white is the die's own pips when they are clearly lighter than
+    its body, else the white pips of the other dice, else (dark-pipped dice only, as in a game
+    of white and yellow) a neutral white as bright as the brightest die pixels, which trusts
+    the camera's own white balance. A die whose most colourful pixels are clearly coloured
+    takes its colour from them: a lamp mirrored in a glossy top face turns that face white,
+    and the bevels and sides still show the paint.
     """
-    samples = [die_sample(frame, b) for b in boxes]
-    whites = [s.pips for s in samples if s is not None and s.light_pips]
-    scene_white = np.median(whites, axis=0) if whites else None
-    bright: np.ndarray | None = None
-    out: list[np.ndarray] = []
-    for s, box in zip(samples, boxes, strict=True):
-        pix = _inner(frame, box, CHROMA_MARGIN)
-        ref = None if s is None else (s.pips if s.light_pips else scene_white)
-        if ref is None:
-            if bright is None:
-                every = np.concatenate([_inner(frame, b, 0.1) for b in boxes])
-                bright = np.full(3, max(float(np.percentile(every @ _LUMA, 99)), 1.0),
-                                 np.float32)
-            ref = bright
-        scale = PIP_WHITE / np.maximum(ref, 1.0)
-        rel = np.clip(pix * scale, 0, 255).reshape(-1, 1, 3) / 255.0
-        lab = cv2.cvtColor(rel.astype(np.float32), cv2.COLOR_BGR2Lab).reshape(-1, 3)
-        chroma = np.hypot(lab[:, 1], lab[:, 2])
-        vivid = np.median(lab[chroma >= np.percentile(chroma, 70)], axis=0)
-        if s is None or math.hypot(float(vivid[1]), float(vivid[2])) > VIVID_CHROMA:
-            out.append(vivid)
-            continue
-        body = np.clip(s.body * scale, 0, 255).reshape(1, 1, 3) / 255.0
-        out.append(cv2.cvtColor(body.astype(np.float32), cv2.COLOR_BGR2Lab)[0, 0])
-    return out
+    if not len(boxes):
+        return []
+    pix = _patches(frame, boxes)
+    g = SAMPLE_PX
+    m = round(g * (0.2 - CHROMA_MARGIN) / (1 - 2 * CHROMA_MARGIN))
+    mid = pix.reshape(len(boxes), g, g, 3)[:, m : g - m, m : g - m].reshape(len(boxes), -1, 3)
+    luma = mid @ _LUMA
+    hi = _otsu_rows(luma)
+    body_light = hi.sum(axis=1) * 2 >= hi.shape[1]
+    body_mask = np.where(body_light[:, None], hi, ~hi)
+    body = _masked_median(mid, body_mask)
+    pip_mask = ~body_mask
+    pip_mid = _masked_median(luma[..., None], pip_mask)[:, 0]
+    pips = _masked_median(mid, pip_mask & (luma >= pip_mid[:, None]))
+    light = ~body_light & (pip_mask.sum(axis=1) >= 2) & (pips @ _LUMA > body @ _LUMA + 25.0)
+    if light.any():
+        refs = np.where(light[:, None], pips, np.median(pips[light], axis=0))
+    else:
+        bright = max(float((pix @ _LUMA).max()), 1.0)
+        refs = np.full((len(boxes), 3), bright, np.float32)
+    scale = (PIP_WHITE / np.maximum(refs, 1.0)).astype(np.float32)
+    rel = np.clip(pix * scale[:, None, :], 0, 255) / 255.0
+    lab = cv2.cvtColor(rel.reshape(-1, 1, 3), cv2.COLOR_BGR2Lab).reshape(rel.shape)
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    vivid = _masked_median(lab, chroma >= np.percentile(chroma, 70, axis=1, keepdims=True))
+    body_rel = np.clip(body * scale, 0, 255).reshape(-1, 1, 3).astype(np.float32) / 255.0
+    body_lab = cv2.cvtColor(body_rel, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    coloured = np.hypot(vivid[:, 1], vivid[:, 2]) > VIVID_CHROMA
+    return list(np.where(coloured[:, None], vivid, body_lab).astype(np.float32))
 
 
 def nearest_relative(lab: np.ndarray) -> str:
