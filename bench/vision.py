@@ -47,11 +47,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder holding realdice/ and renders/")
     parser.add_argument("--crops", help="write crops of failures here, one folder per set")
     parser.add_argument("--limit", type=int, default=None, help="first N images per set")
+    parser.add_argument("--valuenet", type=Path, nargs="+", default=None,
+                        help="candidate value nets (.onnx, each .json beside it; several are "
+                             "averaged) instead of the shipped pair")
     parser.add_argument("--floor", action="store_true",
                         help="find dice with the floor model instead of the learned detector")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     reader = DiceReader(detector=False if args.floor else None)
+    if args.valuenet is not None:
+        from vision.valuenet import ValueNet
+
+        reader.net = ValueNet(args.valuenet)
+        print("value nets:", " + ".join(str(p) for p in args.valuenet))
     print("dice found by", "the floor model" if reader.detector is None else
           f"the learned detector ({reader.detector.path.name})")
 

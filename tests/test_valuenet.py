@@ -74,12 +74,15 @@ def test_model_is_shipped_small_and_loads(net: ValueNet) -> None:
 
 
 def test_predict_gives_probabilities(net: ValueNet) -> None:
-    crops = np.random.default_rng(0).normal(size=(5, CROP_SIZE, CROP_SIZE)).astype(np.float32)
+    one = (CROP_SIZE, CROP_SIZE) if net.channels == 1 else (net.channels, CROP_SIZE, CROP_SIZE)
+    crops = np.random.default_rng(0).normal(size=(5, *one)).astype(np.float32)
     p = net.predict(crops)
     assert p.shape == (5, len(CLASSES))
     assert np.all(p >= 0)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)
-    assert net.predict(np.zeros((0, CROP_SIZE, CROP_SIZE), np.float32)).shape == (0, 8)
+    assert net.predict(np.zeros((0, *one), np.float32)).shape == (0, 8)
+    with pytest.raises(ValueError, match="crops must be"):
+        net.predict(np.zeros((2, 5, 7), np.float32))
 
 
 STYLES = [
@@ -88,6 +91,35 @@ STYLES = [
     ((235, 235, 235), (20, 20, 20)),  # white die, black pips
     ((40, 210, 230), (25, 25, 25)),  # yellow die, black pips
 ]
+
+
+def test_the_shipped_pair_reads_colour_and_grey_crops(net: ValueNet) -> None:
+    assert [m.channels for m in net.members] == [3, 1]
+    img, box = draw_die(4, 20, (45, 45, 50), (40, 40, 190))
+    crop = net.crop(img, box)
+    assert crop.shape == (4, CROP_SIZE, CROP_SIZE)
+    np.testing.assert_allclose(crop[:3], crop_for(img, box, channels=3))
+    np.testing.assert_allclose(crop[3], crop_for(img, box))
+    # The pair's answer is the mean of its members' calibrated answers.
+    both = net.predict(crop[None])[0]
+    alone = [ValueNet(m.path).predict(c[None])[0]
+             for m, c in zip(net.members, (crop[:3], crop[3]), strict=True)]
+    np.testing.assert_allclose(both, (alone[0] + alone[1]) / 2, atol=1e-6)
+    assert alone[0].argmax() == alone[1].argmax() == both.argmax() == 4
+
+
+def test_red_pips_on_a_smoky_black_die_are_read(net: ValueNet) -> None:
+    # byler's commonest die, made harder: in grey these red pips are as dark as the body (the
+    # grey-crop net read 3 of these 18; on byler's held-out photos 90% against 97% now).
+    die, pip = (58, 58, 62), (20, 20, 150)
+    got = []
+    for value in range(1, 7):
+        for angle in (0, 33, 61):
+            img, box = draw_die(value, angle, die, pip)
+            got.append((value, net.read(img, [box])[0]))
+    right = [v for v, (r, _, _) in got if r == v]
+    assert len(right) >= 15, got
+    assert not [g for g in got if g[1][0] not in (None, g[0]) and g[1][1] >= 0.9], got
 
 
 def test_reads_drawn_dice(net: ValueNet) -> None:
@@ -140,11 +172,22 @@ def test_plain_background_is_not_a_die(net: ValueNet) -> None:
 def test_read_returns_none_with_the_class_probability(net: ValueNet) -> None:
     img = np.full((100, 100, 3), 128, np.uint8)
     value, conf, die_p = net.read(img, [[30, 30, 70, 70]])[0]
-    p = net.predict(crop_for(img, [30, 30, 70, 70])[None])[0]
+    p = net.predict(net.crop(img, [30, 30, 70, 70])[None])[0]
     if value is None:
         assert conf == pytest.approx(float(p.max()), abs=1e-6)
     assert die_p == pytest.approx(1.0 - float(p[NOT_A_DIE]), abs=1e-6)
     assert net.read(img, []) == []
+
+
+def test_colour_crop_keeps_what_grey_loses() -> None:
+    img, box = draw_die(5, 20, (58, 58, 62), (20, 20, 150), side=90, canvas=200)
+    c = crop_for(img, box, channels=3)
+    assert c.shape == (3, CROP_SIZE, CROP_SIZE) and c.dtype == np.float32
+    assert abs(float(c.mean())) < 1e-4 and float(c.std()) == pytest.approx(1.0, abs=0.01)
+    # The pips stand out in the red channel far more than the grey crop shows them.
+    g = crop_for(img, box)
+    mid = slice(CROP_SIZE // 4, 3 * CROP_SIZE // 4)
+    assert np.ptp(c[2][mid, mid]) > 1.5 * np.ptp(g[mid, mid]) * float(c.std() / g.std())
 
 
 def test_crop_is_normalised_grey_square() -> None:

@@ -5,15 +5,16 @@ the project venv stays light enough for a Raspberry Pi:
 
     python3 -m venv .venv-train
     .venv-train/bin/pip install torch==2.13.0 numpy opencv-python-headless onnx
-    .venv-train/bin/python vision/train_valuenet.py
+    .venv-train/bin/python vision/train_valuenet.py               # the colour net
+    .venv-train/bin/python vision/train_valuenet.py --channels 1  # the grey net
 
-It takes 12-15 minutes on two idle cores, far longer when they are shared: 3-5 to cut ~109,000
-crops (rendering 1,600 synthetic scenes and running the detector on every training image;
-cached in /tmp/valuenet-cache, so a rerun with the same data options, the same `crop_for` and
-the same detector skips it) and 10-12 to train 18 epochs at ~35 s each (over 200 s each while
-two other jobs share the cores: `--epochs 10` is then the quick variant). Writes
-vision/models/valuenet.onnx and valuenet.json (`--out` puts a candidate elsewhere, its .json
-beside it), then prints held-out figures, on label boxes and on detector boxes, and the speed.
+The reader averages the two (see `ValueNet`). Each run takes about 20 minutes on two cores:
+2-5 to cut ~90,000 crops (rendering 1,200 synthetic scenes; cached in /tmp/valuenet-cache, so
+a rerun with the same data options and the same `crop_for` skips it) and the rest to train 18
+epochs at 35-60 s each (over 200 s each while other jobs share the cores: `--epochs 10` is
+then the quick variant). Writes vision/models/valuenet.onnx (colour) or valuenet-grey.onnx
+(grey) and the .json beside it (`--out` puts a candidate elsewhere), then prints held-out
+figures and the speed.
 
 Only images for which `vision.valuenet.is_training_image` holds are learnt from; the other half
 of every labelled set is kept out so the figures printed at the end (and by the benchmark) are
@@ -103,7 +104,8 @@ CACHE_VERSION = 6  # bump when the sampling below changes, so stale crops are no
 # Cocked dice are rare in scenes and their clean top face is the worst confident error
 # (the label wants null): many augmented copies teach "unreadable" for a leaning die.
 COCKED_WEIGHT = 3  # 8 was tried: better on synthetic and byler, worse on mounted renders
-OUT = ROOT / "vision" / "models" / "valuenet.onnx"
+MODELS = ROOT / "vision" / "models"
+OUT = {3: MODELS / "valuenet.onnx", 1: MODELS / "valuenet-grey.onnx"}  # by --channels
 # A die's box from the shipped detector counts as its own when they overlap this much (the
 # benchmark's match); that share of a die's augmented copies is then cut around the detector's
 # box, the rest around the jittered label box.
@@ -864,8 +866,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detector-share", type=float, default=0.0,
                     help="share of a die's augmented crops cut around the detector's box "
                          "(tried with 0.5: see the module docstring)")
-    ap.add_argument("--channels", type=int, choices=(1, 3), default=1,
-                    help="grey (1) or colour (3) crops")
+    ap.add_argument("--channels", type=int, choices=(1, 3), default=3,
+                    help="colour (3) or grey (1) crops: the reader averages one net of each")
     ap.add_argument("--epochs", type=int, default=18)
     ap.add_argument("--patience", type=int, default=4)
     ap.add_argument("--batch", type=int, default=256)
@@ -875,9 +877,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache", default="/tmp/valuenet-cache")
     ap.add_argument("--no-cache", action="store_true")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
     _set_options(args.detector_share, args.channels)
+    args.out = args.out or OUT[args.channels]
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 
     t_start = time.time()
@@ -903,18 +907,20 @@ def main(argv: list[str] | None = None) -> int:
         trained_on.append(f"vision.synth {scenes} scenes (easy/normal/hard)")
     if int(data["edge_scenes"]):
         trained_on.append(f"{int(data['edge_scenes'])} flat-dice rim scenes (easy/normal)")
-    trained_on.append("positives cut from label boxes jittered and from the shipped detector's "
-                      "matched boxes")
+    if DET_SHARE > 0:
+        trained_on.append(f"{DET_SHARE:.0%} of positives cut around the shipped detector's "
+                          "matched boxes, the rest around jittered label boxes")
     export(model, t, {"trained_on": trained_on}, args.out)
 
     vn = ValueNet(args.out)
     summary = report(data, vn)
-    summary_det = report(data, vn, K_DET)
+    summary_det = report(data, vn, K_DET) if DET_SHARE > 0 else {}
     print(f"\ncv2.dnn, one thread, batch of 16: "
           f"{time_inference(vn, data['x']):.2f} ms per batch")
     meta = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
     meta["heldout"] = summary
-    meta["heldout_detector_boxes"] = summary_det
+    if DET_SHARE > 0:  # detector boxes are only cut when some training crops use them
+        meta["heldout_detector_boxes"] = summary_det
     meta["calibration"] = calib
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     print(f"total {time.time() - t_start:.0f} s")
