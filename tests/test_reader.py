@@ -153,6 +153,17 @@ def test_cocked_die_gets_no_value():
         assert r.value is None or r.confidence < 0.9
 
 
+@pytest.mark.parametrize("tilt", [25.0, 35.0])
+def test_a_die_read_as_unreadable_is_never_certain(tilt: float):
+    # Value null comes with low confidence (issue 3): "surely unreadable" is a claim a flat
+    # die by the wall, seen from the side, would make false.
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    _, img, labels = scene([die(cx, cy, None, cocked=True, tilt_deg=tilt, face_up=6)])
+    reads = [r for _, r in matched(labels, READER.read(img))]
+    assert reads and all(r.confidence < 0.9 for r in reads if r.value is None)
+
+
 def test_biggy_is_flagged_big():
     s = random_scene(5, "easy")
     cx, cy = centre(s)

@@ -372,6 +372,11 @@ class DiceReader:
                 # Even a little belief in "cocked or smeared" is enough not to trust the face:
                 # a leaning die shows a clean face that is not the one it will count as.
                 confidence = min(confidence, CERTAIN - 0.05)
+            if value is None:
+                # "Surely unreadable" is no claim to stand behind: a flat die by the wall,
+                # seen from the side, looks cocked (the mounted renders' confident errors).
+                # A null read is asked about anyway; it is never certain.
+                confidence = min(confidence, CERTAIN - 0.05)
             if value is not None and confidence >= CERTAIN:
                 confidence = self._second_opinion(frame, b, value, confidence)
             bw, bh = b[2] - b[0], b[3] - b[1]
@@ -714,6 +719,8 @@ class DiceReader:
                 confidence = self._second_opinion(frame, boxes[i], value, confidence)
             if i in leaning:
                 confidence = min(confidence, CERTAIN - 0.1)
+            if value is None:  # never certain, as in _read_detected
+                confidence = min(confidence, CERTAIN - 0.05)
             reads.append(DieRead(value, "", False, (x0, y0, x1, y1), confidence,
                                  side_px, 0.0))
         for r, colour in zip(reads, self._colours(frame, [boxes[i] for i in kept], gains),
