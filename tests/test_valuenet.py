@@ -8,7 +8,10 @@ merely loads but reads nothing fails `test_reads_drawn_dice`.
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -18,10 +21,12 @@ from vision.valuenet import (
     CLASSES,
     CROP_SIZE,
     DEFAULT_MODEL,
+    GREY_MODEL,
     NOT_A_DIE,
     ValueNet,
     crop_for,
     is_training_image,
+    towards_centre,
 )
 
 # Pip centres on a unit face, x and y in [-1, 1].
@@ -188,6 +193,35 @@ def test_colour_crop_keeps_what_grey_loses() -> None:
     g = crop_for(img, box)
     mid = slice(CROP_SIZE // 4, 3 * CROP_SIZE // 4)
     assert np.ptp(c[2][mid, mid]) > 1.5 * np.ptp(g[mid, mid]) * float(c.std() / g.std())
+
+
+def test_turned_crop_puts_the_frame_centre_at_the_top() -> None:
+    # A mark on the side of the die that faces the frame's centre, wherever the die lies,
+    # lands at the top of the turned crop: where a flat die's visible side face always is.
+    for cx, cy in ((430, 110), (120, 300), (500, 330), (90, 60)):
+        img = np.zeros((400, 600, 3), np.uint8)
+        box = [cx - 30, cy - 30, cx + 30, cy + 30]
+        up = towards_centre(img.shape, box)
+        a = math.radians(up)
+        cv2.circle(img, (round(cx + 20 * math.cos(a)), round(cy + 20 * math.sin(a))), 8,
+                   (255, 255, 255), -1)
+        c = crop_for(img, box, 1, up)
+        ys, xs = np.nonzero(c > c.mean() + c.std())
+        assert ys.mean() < CROP_SIZE * 0.3 and abs(xs.mean() - CROP_SIZE / 2) < 3, (cx, cy)
+        assert c.shape == (CROP_SIZE, CROP_SIZE) and np.isfinite(c).all()
+
+
+def test_a_model_trained_on_turned_crops_is_given_turned_crops(tmp_path: Path) -> None:
+    shutil.copy(GREY_MODEL, tmp_path / "turned.onnx")
+    meta = json.loads(GREY_MODEL.with_suffix(".json").read_text())
+    (tmp_path / "turned.json").write_text(json.dumps({**meta, "orient": "centre"}))
+    net = ValueNet(tmp_path / "turned.onnx")
+    img, box = draw_die(3, 10, (40, 40, 200), (245, 245, 245), canvas=300)
+    box = [box[0] + 100, box[1], box[2] + 100, box[3]]
+    img = np.roll(img, 100, axis=1)
+    np.testing.assert_allclose(net.crop(img, box),
+                               crop_for(img, box, 1, towards_centre(img.shape, box)))
+    assert not np.allclose(net.crop(img, box), crop_for(img, box, 1))
 
 
 def test_crop_is_normalised_grey_square() -> None:

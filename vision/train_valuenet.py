@@ -90,6 +90,7 @@ from vision.valuenet import (  # noqa: E402
     ValueNet,
     crop_for,
     is_training_image,
+    towards_centre,
 )
 
 DATA = Path("/work/shared/data")
@@ -112,6 +113,8 @@ OUT = {3: MODELS / "valuenet.onnx", 1: MODELS / "valuenet-grey.onnx"}  # by --ch
 DET_IOU = 0.5
 DET_SHARE = 0.0  # set from --detector-share, in the workers too (`_set_options`)
 CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
+ORIENT = False  # set from --orient likewise: crops turned so the frame's centre is up
+UP_JITTER = 20.0  # degrees: the camera's axis is only roughly the frame's centre
 
 # Roles of an image's crops.
 FIT, VAL, HELD = 0, 1, 2
@@ -256,7 +259,7 @@ def _partial_box(
 def _region(image: np.ndarray, box: list[float]) -> tuple[np.ndarray, list[float]]:
     """Cut a context patch around the crop square (edge pixels repeated outside the image) so
     augmentations act on a few thousand pixels, not the whole frame."""
-    side = _side(box) * CROP_SCALE * 1.25 + 4
+    side = _side(box) * CROP_SCALE * (1.6 if ORIENT else 1.25) + 4
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     n = max(4, round(side))
     left, top = round(cx - n / 2), round(cy - n / 2)
@@ -280,11 +283,22 @@ def _motion_kernel(length: float, angle: float) -> np.ndarray:
     return k / max(k.sum(), 1e-6)
 
 
+def _up(image: np.ndarray, box: list[float], rng: np.random.Generator | None = None
+        ) -> float | None:
+    """The crop's turn (see `crop_for`) for a box of this image, jittered when rng is given."""
+    if not ORIENT:
+        return None
+    up = towards_centre(image.shape, box)
+    return up + float(rng.uniform(-UP_JITTER, UP_JITTER)) if rng is not None else up
+
+
 def _augmented(
     image: np.ndarray, box: list[float], rng: np.random.Generator, smear: bool = False
 ) -> np.ndarray:
     """crop_for on a copy of the scene with camera and lamp changed: size, white balance, gamma,
-    contrast, blur, noise, JPEG, then a random 90° turn and mirror (a face reads the same)."""
+    contrast, blur, noise, JPEG, then a random 90° turn and mirror (a face reads the same;
+    turned crops are only mirrored, which keeps their top)."""
+    up = _up(image, box, rng)
     patch, b = _region(image, box)
     s = _side(b)
     if rng.random() < 0.5:
@@ -315,11 +329,12 @@ def _augmented(
         ok, buf = cv2.imencode(".jpg", u8, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 91))])
         if ok:
             u8 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    return _turn(crop_for(u8, b, CHANNELS), rng)
+    return _turn(crop_for(u8, b, CHANNELS, up), rng)
 
 
 def _turn(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    crop = np.rot90(crop, int(rng.integers(4)), axes=(-2, -1))
+    if not ORIENT:
+        crop = np.rot90(crop, int(rng.integers(4)), axes=(-2, -1))
     return np.ascontiguousarray(crop[..., ::-1] if rng.random() < 0.5 else crop)
 
 
@@ -369,9 +384,9 @@ def crops_for_scene(
         y = _label(dice[i])
         det = matched.get(i)
         if role != FIT:
-            add(crop_for(image, boxes[i], CHANNELS), y, K_CLEAN)
+            add(crop_for(image, boxes[i], CHANNELS, _up(image, boxes[i])), y, K_CLEAN)
             if det is not None:
-                add(crop_for(image, det, CHANNELS), y, K_DET)
+                add(crop_for(image, det, CHANNELS, _up(image, det)), y, K_DET)
         if role == HELD:
             continue
         n = copies if role == FIT else 3
@@ -387,13 +402,13 @@ def crops_for_scene(
     for _ in range(n_bg):
         b = _background_box(rng, w, h, boxes, sides)
         if b is not None:
-            add(crop_for(image, b, CHANNELS) if role == HELD else _augmented(image, b, rng), 0,
-                K_BG)
+            add(crop_for(image, b, CHANNELS, _up(image, b)) if role == HELD
+                else _augmented(image, b, rng), 0, K_BG)
     for _ in range(n_part if usable else 0):
         b = _partial_box(rng, boxes, int(rng.choice(usable)))
         if b is not None:
-            add(crop_for(image, b, CHANNELS) if role == HELD else _augmented(image, b, rng), 0,
-                K_PART)
+            add(crop_for(image, b, CHANNELS, _up(image, b)) if role == HELD
+                else _augmented(image, b, rng), 0, K_PART)
     if not xs:
         return (np.zeros((0, *_crop_shape()), np.float16), np.zeros(0, np.int8),
                 np.zeros(0, np.int8))
@@ -502,9 +517,9 @@ def synth_available() -> str | None:
     return None
 
 
-def _set_options(det_share: float, channels: int) -> None:
-    global DET_SHARE, CHANNELS
-    DET_SHARE, CHANNELS = det_share, channels
+def _set_options(det_share: float, channels: int, orient: bool = False) -> None:
+    global DET_SHARE, CHANNELS, ORIENT
+    DET_SHARE, CHANNELS, ORIENT = det_share, channels, orient
 
 
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -520,8 +535,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         (models / n).read_bytes() for n in ("detector.onnx", "detector.json")
         if (models / n).is_file())
     key = hashlib.md5(
-        repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, src)
-             ).encode()
+        repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
+              src)).encode()
     ).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -543,7 +558,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     def results() -> Iterator[tuple[str, int, tuple] | None]:
         # Spawned workers import this module afresh: hand them the options set in main().
         with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
-                                          initargs=(DET_SHARE, CHANNELS)) as pool:
+                                          initargs=(DET_SHARE, CHANNELS, ORIENT)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_edge_task, tasks_edge, chunksize=4)
@@ -637,8 +652,9 @@ def fold_bn(model: Any) -> Any:
 def _augment_batch(x: Any) -> Any:
     import torch
 
-    k = torch.randint(0, 4, (1,)).item()
-    x = torch.rot90(x, int(k), dims=(2, 3))
+    if not ORIENT:  # a turned crop's top is the frame's centre: mirror it, never turn it
+        k = torch.randint(0, 4, (1,)).item()
+        x = torch.rot90(x, int(k), dims=(2, 3))
     if torch.rand(1).item() < 0.5:
         x = torch.flip(x, dims=(3,))
     return x
@@ -763,6 +779,7 @@ def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None
         "classes": list(CLASSES),
         "crop": f"{'gray' if CHANNELS == 1 else 'bgr'}32 max(w,h)*1.15 z-norm",
         "channels": CHANNELS,
+        **({"orient": "centre"} if ORIENT else {}),
         **meta_extra,
         "date": dt.date.today().isoformat(),
     }
@@ -868,6 +885,8 @@ def main(argv: list[str] | None = None) -> int:
                          "(tried with 0.5: see the module docstring)")
     ap.add_argument("--channels", type=int, choices=(1, 3), default=3,
                     help="colour (3) or grey (1) crops: the reader averages one net of each")
+    ap.add_argument("--orient", action="store_true",
+                    help="turn every crop so the frame's centre is up (see crop_for)")
     ap.add_argument("--epochs", type=int, default=18)
     ap.add_argument("--patience", type=int, default=4)
     ap.add_argument("--batch", type=int, default=256)
@@ -880,7 +899,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
-    _set_options(args.detector_share, args.channels)
+    _set_options(args.detector_share, args.channels, args.orient)
     args.out = args.out or OUT[args.channels]
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,8 @@ def is_training_image(name: str) -> bool:
     return hashlib.md5(name.encode("utf-8")).hexdigest()[0] in "01234567"
 
 
-def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1) -> np.ndarray:
+def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
+             up: float | None = None) -> np.ndarray:
     """Cut the net's input for one die box: a 32×32 float32 square, zero mean, unit spread.
 
     The square with 15% margin keeps the whole top face in view whatever the box's aspect.
@@ -54,9 +56,17 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1) ->
     more than in brightness: red pips on a smoky black die are almost as dark as the die.
     Parts of the square outside the image repeat the edge pixels, as a die cut by the frame
     edge would look.
+
+    `up` (degrees, image axes, y down) turns the crop so that this direction points up: with
+    `towards_centre` a flat die's side faces, which the camera sees because the die lies off
+    its axis, always show at the crop's top, and a side face anywhere else is a die that leans.
     """
     x0, y0, x1, y1 = (float(v) for v in bbox)
     side = max(x1 - x0, y1 - y0, 1.0) * CROP_SCALE
+    # A turned crop is cut from a square √2 larger, so its corners hold image, not border.
+    grow = 1.0 if up is None else math.sqrt(2.0)
+    side *= grow
+    out = CROP_SIZE if up is None else math.ceil(CROP_SIZE * grow)
     cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
     n = max(1, round(side))
     left = round(cx - side / 2.0)
@@ -85,14 +95,28 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1) ->
             np.ascontiguousarray(patch), max(pad_t, 0), max(pad_b, 0), max(pad_l, 0),
             max(pad_r, 0), cv2.BORDER_REPLICATE,
         )
-    interp = cv2.INTER_AREA if n > CROP_SIZE else cv2.INTER_LINEAR
-    small = cv2.resize(patch, (CROP_SIZE, CROP_SIZE), interpolation=interp).astype(np.float32)
+    interp = cv2.INTER_AREA if n > out else cv2.INTER_LINEAR
+    small = cv2.resize(patch, (out, out), interpolation=interp).astype(np.float32)
+    if up is not None:
+        # Shrunk first (INTER_AREA, no aliasing of small pips), then turned at crop scale.
+        m = cv2.getRotationMatrix2D((out / 2.0, out / 2.0), up + 90.0, 1.0)
+        m[:, 2] += (CROP_SIZE - out) / 2.0
+        small = cv2.warpAffine(small, m, (CROP_SIZE, CROP_SIZE), flags=cv2.INTER_LINEAR,
+                               borderMode=cv2.BORDER_REPLICATE)
     if small.ndim == 2:
         small = small[:, :, None]
     small = small.transpose(2, 0, 1)  # channels first, as the net takes them
     small = small - small.mean(axis=(1, 2), keepdims=True)
     small /= float(small.std()) + 1e-3
     return small[0] if channels == 1 else np.ascontiguousarray(small)
+
+
+def towards_centre(shape: Sequence[int], bbox: Sequence[float]) -> float:
+    """The direction (degrees, image axes) from a box to the middle of the frame: where a
+    camera looking straight down sees a flat die's side faces."""
+    h, w = shape[:2]
+    cx, cy = (bbox[0] + bbox[2]) / 2.0, (bbox[1] + bbox[3]) / 2.0
+    return math.degrees(math.atan2(h / 2.0 - cy, w / 2.0 - cx))
 
 
 def load_onnx(path: str | Path, trainer: str) -> tuple[Path, Any, dict]:
@@ -115,6 +139,11 @@ class _Member:
     meta: dict
     temperature: float
     channels: int
+    orient: bool  # trained on crops turned towards the frame's centre
+
+    def crop(self, image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
+        up = towards_centre(image_bgr.shape, bbox) if self.orient else None
+        return crop_for(image_bgr, bbox, self.channels, up)
 
 
 class ValueNet:
@@ -143,7 +172,8 @@ class ValueNet:
             model, net, meta = load_onnx(one, "train_valuenet.py")
             # Models before colour crops were trained on grey ones and carry no "channels".
             self.members.append(_Member(model, net, meta, float(meta.get("temperature", 1.0)),
-                                        int(meta.get("channels", 1))))
+                                        int(meta.get("channels", 1)),
+                                        meta.get("orient") == "centre"))
         first = self.members[0]
         self.path, self.meta, self.temperature = first.path, first.meta, first.temperature
         # Channels of the crop `crop` cuts: every member's input, stacked.
@@ -153,8 +183,8 @@ class ValueNet:
         """The models' input for one box: grey (32,32) for a lone grey model, else every
         member's crop stacked on the channel axis, (channels,32,32)."""
         if len(self.members) == 1:
-            return crop_for(image_bgr, bbox, self.members[0].channels)
-        parts = [crop_for(image_bgr, bbox, m.channels) for m in self.members]
+            return self.members[0].crop(image_bgr, bbox)
+        parts = [m.crop(image_bgr, bbox) for m in self.members]
         return np.concatenate([c[None] if c.ndim == 2 else c for c in parts])
 
     def predict(self, crops: np.ndarray) -> np.ndarray:
