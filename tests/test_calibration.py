@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -179,21 +180,27 @@ def _accuracy(reader: DiceReader, frames: list[tuple[np.ndarray, list[dict]]]) -
     return right, total
 
 
-@pytest.mark.parametrize(("kelvin", "ev"), [(2700, -1.0), (6500, 1.0)],
-                         ids=["2700K-dim", "6500K-bright"])
-def test_learned_profile_reads_colours_under_this_light(kelvin: float, ev: float,
-                                                        tmp_path: Path) -> None:
-    spec = _lit_scene(kelvin, ev)
+def _calibrated(spec: synth.SceneSpec, tmp_path: Path) -> tuple[list, Any]:
+    """Calibrate every colour of SETS under this scene's lamp, as the guide does: the learned
+    colours and the profile saved and loaded back."""
     empty, _ = synth.render(spec, [], seed=1)
     floor = tray.floor_mask(synth.tray_corners(spec), (W, H), 0.1)
     sets = {c: [synth.render(spec, _dice(spec, 1000 + i, c, 6), seed=i)[0]]
             for i, c in enumerate(SETS)}
     learned, gains, res = colours.learn_colours(sets, empty, floor)
     assert res.passed, res.line()
+    path = colours.save_profile(colours.build_profile(learned, gains), tmp_path / "p.json")
+    return learned, load_profile(path)
+
+
+@pytest.mark.parametrize(("kelvin", "ev"), [(2700, -1.0), (6500, 1.0)],
+                         ids=["2700K-dim", "6500K-bright"])
+def test_learned_profile_reads_colours_under_this_light(kelvin: float, ev: float,
+                                                        tmp_path: Path) -> None:
+    spec = _lit_scene(kelvin, ev)
+    learned, profile = _calibrated(spec, tmp_path)
     assert sorted(c.name for c in learned) == sorted(SETS)
     assert next(c for c in learned if c.name == "white").role == "neutral"
-    path = colours.save_profile(colours.build_profile(learned, gains), tmp_path / "p.json")
-    profile = load_profile(path)
 
     tests = [synth.render(spec, _dice(spec, 5000 + j), seed=50 + j) for j in range(30)]
     right_p, total = _accuracy(DiceReader(profile), tests)
@@ -216,14 +223,7 @@ def test_a_profile_learns_dice_the_built_in_palette_misnames(
     for name, bgr in OFF_PALETTE.items():
         monkeypatch.setitem(synth.COLOURS, name, bgr)
     spec = _lit_scene(3500, 0.0)
-    empty, _ = synth.render(spec, [], seed=1)
-    floor = tray.floor_mask(synth.tray_corners(spec), (W, H), 0.1)
-    sets = {c: [synth.render(spec, _dice(spec, 1000 + i, c, 6), seed=i)[0]]
-            for i, c in enumerate(SETS)}
-    learned, gains, res = colours.learn_colours(sets, empty, floor)
-    assert res.passed, res.line()
-    profile = load_profile(colours.save_profile(colours.build_profile(learned, gains),
-                                                tmp_path / "p.json"))
+    _, profile = _calibrated(spec, tmp_path)
     tests = [synth.render(spec, _dice(spec, 5000 + j), seed=50 + j) for j in range(20)]
     right_p, total = _accuracy(DiceReader(profile), tests)
     right_0, _ = _accuracy(DiceReader(), tests)

@@ -356,7 +356,6 @@ class DiceReader:
         die_p = 1.0 - probs[:, NOT_A_DIE]
         score = np.array([d.score for d in dets], np.float32)
         self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
-        gains = self._balance(frame, boxes)
         reads = []
         for i, b in enumerate(boxes):
             if score[i] * die_p[i] < KEEP_MIN:
@@ -389,15 +388,18 @@ class DiceReader:
                 # leaning on a wall or another die, whose value may be read but never trusted.
                 confidence = min(confidence, CERTAIN - 0.1)
             reads.append(DieRead(value, "", False, b, confidence, (bw + bh) / 2, 0.0))
-        for r, colour in zip(reads, self._colours(frame, [r.bbox for r in reads], gains),
-                             strict=True):
+        for r, colour in zip(reads, self._colours(frame, [r.bbox for r in reads]), strict=True):
             r.colour = colour
         return reads
 
-    def _colours(self, frame: np.ndarray, boxes: list, gains: np.ndarray) -> list[str]:
+    def _colours(self, frame: np.ndarray, boxes: list, gains: np.ndarray | None = None
+                 ) -> list[str]:
         """Name each die's colour: against the profile's colours when it has them (measured
-        under its white balance), else against its white pips (`RELATIVE_PALETTE`)."""
+        under its white balance; `gains` are worked out here unless given), else against its
+        white pips (`RELATIVE_PALETTE`), which needs no balance."""
         if self.profile and self.profile.colours:
+            if gains is None:
+                gains = self._balance(frame, boxes)
             return [self._box_colour(frame, b, gains)[0] for b in boxes]
         return [nearest_relative(lab) for lab in relative_colours(frame, boxes)]
 
