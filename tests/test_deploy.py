@@ -468,7 +468,8 @@ def test_service_starts_from_the_units_command_line(tmp_path: Path) -> None:
     for assignment in " ".join(v for k, v in service if k == "Environment").split():
         k, _, v = assignment.partition("=")
         environment[k] = local.get(v, v)
-    environment.update(PYTHONPATH=str(standin), STANDIN_LOG=str(log))
+    # faulthandler: a SIGABRT makes a hung service print every thread's stack (see below)
+    environment.update(PYTHONPATH=str(standin), STANDIN_LOG=str(log), PYTHONFAULTHANDLER="1")
 
     output = tmp_path / "serve.log"
     with output.open("w") as out:
@@ -500,11 +501,16 @@ def test_service_starts_from_the_units_command_line(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.send_signal(kill)
         try:
-            code = proc.wait(timeout=15)
+            code = proc.wait(timeout=float(one(service, "TimeoutStopSec")))
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise
+            proc.send_signal(signal.SIGABRT)  # where it hangs, for the failure message
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            raise AssertionError("the service did not stop within the unit's TimeoutStopSec:\n"
+                                 + output.read_text()[-6000:]) from None
     assert code == 0, output.read_text()
     assert any(c["call"] == "close" for c in map(json.loads, log.read_text().splitlines()))
     assert (data / "games.sqlite3").exists()
