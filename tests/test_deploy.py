@@ -473,8 +473,11 @@ def test_service_starts_from_the_units_command_line(tmp_path: Path) -> None:
 
     output = tmp_path / "serve.log"
     with output.open("w") as out:
+        # Started with SIGINT ignored, as a shell's background job starts its commands: the
+        # service must still stop on the unit's KillSignal.
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=environment,
-                                cwd=tmp_path)
+                                cwd=tmp_path,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         camera: dict = {}
         deadline = time.monotonic() + 25

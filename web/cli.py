@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -549,6 +550,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"Game {table.game.id}: {state.edition.title}, round {state.round}, "
           f"action {state.seq}{' (resumed)' if state.seq else ''}", flush=True)
     table.on_action = _narrate
+    # The unit stops the service with SIGINT. A process started where SIGINT is ignored (from
+    # a shell's background job, `nohup ... &`) inherits that and would never stop: take it back.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     table.start()
     try:
         server.run()
