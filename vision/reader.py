@@ -28,6 +28,7 @@ BOX_PAD = 0.08  # share of the die side added around the mask's box
 CERTAIN = 0.9  # confidence from which a read is applied without asking (DESIGN.md)
 DETECT_MIN = 0.2  # detector heatmap peaks looked at by the value net
 KEEP_MIN = 0.25  # detector peak x value-net die probability for a box to be reported
+SAME_DIE_IOU = 0.3  # two reported boxes overlapping this much are one die seen twice
 LEAN_DOUBT = 0.02  # value-net belief in "cocked or smeared" above which no read is certain
 SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
 SMALL_DIE_INPUT = 16.0  # median die side (px at the detector's input) below which...
@@ -356,10 +357,19 @@ class DiceReader:
         die_p = 1.0 - probs[:, NOT_A_DIE]
         score = np.array([d.score for d in dets], np.float32)
         self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
+        # The detector's 3x3 peak filter leaves two or three peaks on a Biggy or a die seen
+        # with a long side face, each with a box of its own: one die reported twice, the
+        # second copy an invented die (most of the synthetic scenes' confident extras). Dice
+        # do not overlap seen from above, so of boxes overlapping this much only the one the
+        # value net is surest holds a die stays.
+        kept: list[int] = []
+        for i in np.argsort(-die_p, kind="stable"):
+            if score[i] * die_p[i] >= KEEP_MIN and all(
+                    _iou(boxes[i], boxes[j]) < SAME_DIE_IOU for j in kept):
+                kept.append(int(i))
         reads = []
-        for i, b in enumerate(boxes):
-            if score[i] * die_p[i] < KEEP_MIN:
-                continue
+        for i in sorted(kept):
+            b = boxes[i]
             p = probs[i]
             k = int(np.argmax(p[1:])) + 1
             value = None if k == UNREADABLE else k

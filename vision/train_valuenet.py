@@ -112,6 +112,12 @@ OUT = {3: MODELS / "valuenet.onnx", 1: MODELS / "valuenet-grey.onnx"}  # by --ch
 # box, the rest around the jittered label box.
 DET_IOU = 0.5
 DET_SHARE = 0.0  # set from --detector-share, in the workers too (`_set_options`)
+# Augmented crops per hard negative: a box the shipped detector gives on a training image that
+# overlaps no labelled die (IoU < HARD_IOU): tray corners, printed art, byler's grey counters,
+# rune55's printed eyes. Random background boxes rarely land on such things, so the net took
+# them for dice (byler's precision 77%). Set from --hard-negatives.
+HARD = 0
+HARD_IOU = 0.1  # below this a detection is nobody's die; between it and DET_IOU, a poor box
 CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
 ORIENT = False  # set from --orient likewise: crops turned so the frame's centre is up
 UP_JITTER = 20.0  # degrees: the camera's axis is only roughly the frame's centre
@@ -119,7 +125,7 @@ UP_JITTER = 20.0  # degrees: the camera's axis is only roughly the frame's centr
 # Roles of an image's crops.
 FIT, VAL, HELD = 0, 1, 2
 # Kinds of crop, kept so the held-out report can split them.
-K_CLEAN, K_AUG, K_BG, K_PART, K_DET = 0, 1, 2, 3, 4
+K_CLEAN, K_AUG, K_BG, K_PART, K_DET, K_HARD = 0, 1, 2, 3, 4, 5
 
 
 # ---------------------------------------------------------------------------- sampling
@@ -409,6 +415,14 @@ def crops_for_scene(
         if b is not None:
             add(crop_for(image, b, CHANNELS, _up(image, b)) if role == HELD
                 else _augmented(image, b, rng), 0, K_PART)
+    for d in (dets or []) if HARD else []:
+        if _max_iou(d, boxes) >= HARD_IOU:
+            continue
+        if role == HELD:
+            add(crop_for(image, d, CHANNELS, _up(image, d)), 0, K_HARD)
+            continue
+        for _ in range(HARD if role == FIT else 1):
+            add(_augmented(image, _nudge(d, rng), rng), 0, K_HARD)
     if not xs:
         return (np.zeros((0, *_crop_shape()), np.float16), np.zeros(0, np.int8),
                 np.zeros(0, np.int8))
@@ -429,7 +443,7 @@ def _real_task(task: tuple[str, dict, int]) -> tuple[str, int, tuple]:
     image, labels = load_example(entry, max_long_side=MAX_LONG_SIDE)
     return set_name, role, crops_for_scene(
         image, labels, role, _seed(set_name, entry["name"]), copies,
-        detector_boxes(image) if DET_SHARE > 0 else None
+        detector_boxes(image) if DET_SHARE > 0 or HARD else None
     )
 
 
@@ -446,7 +460,7 @@ def _synth_task(task: tuple[int, str, int]) -> tuple[str, int, tuple] | None:
     role = VAL if seed % 30 == 0 else FIT
     return "synth", role, crops_for_scene(
         image, entry["dice"], role, _seed("synth", seed, preset), copies,
-        detector_boxes(image) if DET_SHARE > 0 else None
+        detector_boxes(image) if DET_SHARE > 0 or HARD else None
     )
 
 
@@ -500,7 +514,7 @@ def _edge_task(task: tuple[int, str, int]) -> tuple[str, int, tuple] | None:
     role = VAL if seed % 30 == 0 else FIT
     return "synth", role, crops_for_scene(
         image, labels, role, _seed("edge", seed, preset), copies,
-        detector_boxes(image) if DET_SHARE > 0 else None
+        detector_boxes(image) if DET_SHARE > 0 or HARD else None
     )
 
 
@@ -517,9 +531,9 @@ def synth_available() -> str | None:
     return None
 
 
-def _set_options(det_share: float, channels: int, orient: bool = False) -> None:
-    global DET_SHARE, CHANNELS, ORIENT
-    DET_SHARE, CHANNELS, ORIENT = det_share, channels, orient
+def _set_options(det_share: float, channels: int, orient: bool = False, hard: int = 0) -> None:
+    global DET_SHARE, CHANNELS, ORIENT, HARD
+    DET_SHARE, CHANNELS, ORIENT, HARD = det_share, channels, orient, hard
 
 
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -536,7 +550,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         if (models / n).is_file())
     key = hashlib.md5(
         repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
-              src)).encode()
+              src) + ((DET_SHARE, HARD) if HARD else ())).encode()
     ).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -558,7 +572,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     def results() -> Iterator[tuple[str, int, tuple] | None]:
         # Spawned workers import this module afresh: hand them the options set in main().
         with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
-                                          initargs=(DET_SHARE, CHANNELS, ORIENT)) as pool:
+                                          initargs=(DET_SHARE, CHANNELS, ORIENT, HARD)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_edge_task, tasks_edge, chunksize=4)
@@ -823,7 +837,7 @@ def report(data: dict[str, np.ndarray], vn: ValueNet, box_kind: int = K_CLEAN) -
           "\n'sure wrong' = a sure value that is not the die's (the costly error), 'sure None' = "
           "\na sure not-a-die/unreadable on a readable die (a miss), 'neg' = not-a-die crops")
     print(f"{'set':8} {'dice':>5} {'value acc':>9} {'sure':>6} {'sure wrong':>10} "
-          f"{'sure None':>9} {'cocked->None':>12} {'neg acc':>8} {'bg':>6} {'part':>6}")
+          f"{'sure None':>9} {'cocked->None':>12} {'neg acc':>8} {'bg':>6} {'part':>6} {'hard':>6}")
     for sid, name in enumerate(names):
         if name == "synth":
             continue
@@ -843,18 +857,21 @@ def report(data: dict[str, np.ndarray], vn: ValueNet, box_kind: int = K_CLEAN) -
         sure_wrong = int((sure & (value_pred != -1) & (value_pred != truth)).sum())
         sure_none = int((sure & readable & (value_pred == -1)).sum())
         cocked_ok = int((value_pred[cocked] == -1).sum())
-        neg = (kind == K_BG) | (kind == K_PART)
+        neg = (kind == K_BG) | (kind == K_PART) | (kind == K_HARD)
         neg_acc = _mean(pred[neg] == 0)
+        hard = _mean(pred[kind == K_HARD] == 0)
         bg = _mean(pred[kind == K_BG] == 0)
         part = _mean(pred[kind == K_PART] == 0)
         share = float(sure.sum() / max(die.sum(), 1))
         print(f"{name:8} {int(die.sum()):5d} {acc:9.1%} {share:6.1%} "
               f"{f'{sure_wrong}/{int(sure.sum())}':>10} {sure_none:9d} "
-              f"{f'{cocked_ok}/{int(cocked.sum())}':>12} {neg_acc:8.1%} {bg:6.1%} {part:6.1%}")
+              f"{f'{cocked_ok}/{int(cocked.sum())}':>12} {neg_acc:8.1%} {bg:6.1%} {part:6.1%} "
+              f"{hard:6.1%}")
         summary[name] = {
             "dice": int(die.sum()), "value_acc": round(acc, 4),
             "confident_share": round(share, 4), "confident_wrong_values": sure_wrong,
             "confident_none_on_readable": sure_none, "not_a_die_acc": round(neg_acc, 4),
+            "hard_negative_acc": None if math.isnan(hard) else round(hard, 4),
         }
     return summary
 
@@ -883,6 +900,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--detector-share", type=float, default=0.0,
                     help="share of a die's augmented crops cut around the detector's box "
                          "(tried with 0.5: see the module docstring)")
+    ap.add_argument("--hard-negatives", type=int, default=0,
+                    help="augmented 'not a die' crops per detector box that overlaps no "
+                         "labelled die (tray corners, printed art, counters)")
     ap.add_argument("--channels", type=int, choices=(1, 3), default=3,
                     help="colour (3) or grey (1) crops: the reader averages one net of each")
     ap.add_argument("--orient", action="store_true",
@@ -899,7 +919,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
-    _set_options(args.detector_share, args.channels, args.orient)
+    _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives)
     args.out = args.out or OUT[args.channels]
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 
@@ -929,6 +949,9 @@ def main(argv: list[str] | None = None) -> int:
     if DET_SHARE > 0:
         trained_on.append(f"{DET_SHARE:.0%} of positives cut around the shipped detector's "
                           "matched boxes, the rest around jittered label boxes")
+    if HARD:
+        trained_on.append(f"{HARD} augmented 'not a die' crops per detector box that overlaps "
+                          f"no labelled die (IoU < {HARD_IOU})")
     export(model, t, {"trained_on": trained_on}, args.out)
 
     vn = ValueNet(args.out)
@@ -938,7 +961,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{time_inference(vn, data['x']):.2f} ms per batch")
     meta = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
     meta["heldout"] = summary
-    if DET_SHARE > 0:  # detector boxes are only cut when some training crops use them
+    if DET_SHARE > 0 or HARD:  # detector boxes are only cut when some training crops use them
         meta["heldout_detector_boxes"] = summary_det
     meta["calibration"] = calib
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
