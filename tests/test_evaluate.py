@@ -581,3 +581,49 @@ def test_format_table_one_aligned_row_per_set(two_images: Path):
     assert header[:4] == ["set", "images", "dice", "preds"]
     assert lines[2].split()[1:4] == ["2", "7", "7"]
     assert isinstance(good, SetReport)
+
+
+# ---------------------------------------------------------------------------- audited labels
+
+
+def _bench_vision():
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "bench" / "vision.py"
+    spec = importlib.util.spec_from_file_location("bench_vision", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_audited_labels_fix_only_the_listed_dice(tmp_path: Path):
+    """A die labelled 5 that shows 3: the published labels count the pixel reader wrong once,
+    the audited copy counts it right, and nothing else moves."""
+    wrong = labels_for(SCENE_A)
+    wrong[1]["value"] = 5  # the die drawn as 3
+    folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), wrong)})
+    fixes = tmp_path / "fixes.json"
+    fixes.write_text(json.dumps({"set": [
+        {"image": "images/a.png", "die": 1, "was": 5, "value": 3, "why": "test"}]}))
+    bench = _bench_vision()
+    out = tmp_path / "out"
+    out.mkdir()
+    audited = bench.audited_copy("set", folder, out, fixes)
+    assert bench.audited_copy("other", folder, out, fixes) is None
+    before = evaluate(folder, pixel_reader)
+    after = evaluate(audited, pixel_reader)
+    assert (before.value_accuracy, after.value_accuracy) == (0.75, 1.0)
+    assert (after.recall, after.precision, after.labels) == (before.recall, before.precision, 4)
+    assert load_manifest(folder)[0]["dice"][1]["value"] == 5  # the original is untouched
+
+
+def test_a_stale_label_fix_stops_the_benchmark(tmp_path: Path):
+    folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), labels_for(SCENE_A))})
+    fixes = tmp_path / "fixes.json"
+    fixes.write_text(json.dumps({"set": [
+        {"image": "images/a.png", "die": 1, "was": 5, "value": 3, "why": "test"}]}))
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(SystemExit, match="is 3, not 5"):
+        _bench_vision().audited_copy("set", folder, out, fixes)
