@@ -47,7 +47,9 @@ synthetic-hard confident errors rose 67 -> 70, so it was not adopted. Over the f
 epochs it was no better (rune55 held-out confident errors 6 -> 9, mounted and loose held-out
 certainty down 7.5 and 6 points). Those runs were in fact rim scenes alone: the spawned
 workers that cut the crops never received `--detector-share` (they do now, through the pool's
-initializer), so the detector-box recipe is still untried. Next: rim scenes seen through a
+initializer). Tried on 2026-11-22 (sixth session) with hard negatives, 18 epochs, as the
+colour net of the pair: worse everywhere (byler value accuracy 97.6 -> 95.7%, rune55 91.1 ->
+90.5%, mounted 94.2 -> 91.1%, loose 95.7 -> 94.7%): not adopted. Next: rim scenes seen through a
 wider lens (the renders use 66-102 degrees, synth 21-59), since wide-angle side faces are what
 the mounted renders punish.
 
