@@ -386,8 +386,6 @@ class DiceReader:
                 # seen from the side, looks cocked (the mounted renders' confident errors).
                 # A null read is asked about anyway; it is never certain.
                 confidence = min(confidence, CERTAIN - 0.05)
-            if value is not None and confidence >= CERTAIN:
-                confidence = self._second_opinion(frame, b, value, confidence)
             bw, bh = b[2] - b[0], b[3] - b[1]
             if (bw + bh) / 2 < SURE_SIDE:
                 # A die this small has its pips in a few pixels each: readable, often right,
@@ -397,6 +395,9 @@ class DiceReader:
                 # Seen from above a die lying flat has a near-square box; a long one is a die
                 # leaning on a wall or another die, whose value may be read but never trusted.
                 confidence = min(confidence, CERTAIN - 0.1)
+            if value is not None and confidence >= CERTAIN:
+                # Last, as the costliest check: only a read still certain can be demoted.
+                confidence = self._second_opinion(frame, b, value, confidence)
             reads.append(DieRead(value, "", False, b, confidence, (bw + bh) / 2, 0.0))
         for r, colour in zip(reads, self._colours(frame, [r.bbox for r in reads]), strict=True):
             r.colour = colour
