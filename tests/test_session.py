@@ -170,3 +170,6 @@ def test_serve_survives_a_pulled_power_cable(tmp_path: Path):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+    # `kill` (SIGTERM) is a clean stop too: the camera, server and store closed, exit 0.
+    assert proc.returncode == 0, proc.stdout.read().decode(errors="replace")[-3000:]

@@ -552,7 +552,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     table.on_action = _narrate
     # The unit stops the service with SIGINT. A process started where SIGINT is ignored (from
     # a shell's background job, `nohup ... &`) inherits that and would never stop: take it back.
+    # SIGTERM (`kill`, `docker stop`, a unit without our KillSignal) takes the same way out, so
+    # the camera, the server and the store are closed in order rather than dropped.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     table.start()
     try:
         server.run()
