@@ -113,7 +113,8 @@ MAX_LONG_SIDE = 1280
 CACHE_VERSION = 6  # bump when the sampling below changes, so stale crops are not reused
 # Cocked dice are rare in scenes and their clean top face is the worst confident error
 # (the label wants null): many augmented copies teach "unreadable" for a leaning die.
-COCKED_WEIGHT = 3  # 8 was tried: better on synthetic and byler, worse on mounted renders
+COCKED_WEIGHT = 3  # set from --cocked-weight; 8 was tried: better on synthetic and byler,
+# worse on mounted renders (unturned grey crops)
 MODELS = ROOT / "vision" / "models"
 OUT = {3: MODELS / "valuenet.onnx", 1: MODELS / "valuenet-grey.onnx"}  # by --channels
 # A die's box from the shipped detector counts as its own when they overlap this much (the
@@ -540,9 +541,10 @@ def synth_available() -> str | None:
     return None
 
 
-def _set_options(det_share: float, channels: int, orient: bool = False, hard: int = 0) -> None:
-    global DET_SHARE, CHANNELS, ORIENT, HARD
-    DET_SHARE, CHANNELS, ORIENT, HARD = det_share, channels, orient, hard
+def _set_options(det_share: float, channels: int, orient: bool = False, hard: int = 0,
+                 cocked: int = 3) -> None:
+    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT
+    DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT = det_share, channels, orient, hard, cocked
 
 
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -559,7 +561,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         if (models / n).is_file())
     key = hashlib.md5(
         repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
-              src) + ((DET_SHARE, HARD) if HARD else ())).encode()
+              DET_SHARE, HARD, COCKED_WEIGHT, src)).encode()
     ).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -581,7 +583,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     def results() -> Iterator[tuple[str, int, tuple] | None]:
         # Spawned workers import this module afresh: hand them the options set in main().
         with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
-                                          initargs=(DET_SHARE, CHANNELS, ORIENT, HARD)) as pool:
+                                          initargs=(DET_SHARE, CHANNELS, ORIENT, HARD,
+                                                    COCKED_WEIGHT)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_edge_task, tasks_edge, chunksize=4)
@@ -912,6 +915,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hard-negatives", type=int, default=6,
                     help="augmented 'not a die' crops per detector box that overlaps no "
                          "labelled die (tray corners, printed art, counters)")
+    ap.add_argument("--cocked-weight", type=int, default=3,
+                    help="augmented copies of a cocked die per copy of a flat one")
     ap.add_argument("--channels", type=int, choices=(1, 3), default=3,
                     help="colour (3) or grey (1) crops: the reader averages one net of each")
     ap.add_argument("--orient", action="store_true",
@@ -928,7 +933,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
-    _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives)
+    _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives,
+                 args.cocked_weight)
     args.out = args.out or OUT[args.channels]
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 
