@@ -113,8 +113,10 @@ MAX_LONG_SIDE = 1280
 CACHE_VERSION = 6  # bump when the sampling below changes, so stale crops are not reused
 # Cocked dice are rare in scenes and their clean top face is the worst confident error
 # (the label wants null): many augmented copies teach "unreadable" for a leaning die.
-COCKED_WEIGHT = 3  # set from --cocked-weight; 8 was tried: better on synthetic and byler,
-# worse on mounted renders (unturned grey crops)
+COCKED_WEIGHT = 3  # set from --cocked-weight. 8 was tried twice: on unturned grey crops
+# (better on synthetic and byler, worse on mounted renders) and on the turned colour net with
+# hard negatives (sixth session, in the pair: synthetic confident errors 24 -> 16 of 300 scenes,
+# but mounted held-out value accuracy 93.0 -> 89.1%, byler 97.6 -> 97.3%): not adopted.
 MODELS = ROOT / "vision" / "models"
 OUT = {3: MODELS / "valuenet.onnx", 1: MODELS / "valuenet-grey.onnx"}  # by --channels
 # A die's box from the shipped detector counts as its own when they overlap this much (the
