@@ -362,11 +362,7 @@ class DiceReader:
         # second copy an invented die (most of the synthetic scenes' confident extras). Dice
         # do not overlap seen from above, so of boxes overlapping this much only the one the
         # value net is surest holds a die stays.
-        kept: list[int] = []
-        for i in np.argsort(-die_p, kind="stable"):
-            if score[i] * die_p[i] >= KEEP_MIN and all(
-                    _iou(boxes[i], boxes[j]) < SAME_DIE_IOU for j in kept):
-                kept.append(int(i))
+        kept = _one_box_per_die(boxes, die_p, score * die_p >= KEEP_MIN)
         reads = []
         for i in sorted(kept):
             b = boxes[i]
@@ -711,13 +707,7 @@ class DiceReader:
         probs = self.net.predict(np.stack([self.net.crop(frame, b) for b in boxes]))
         die_p = 1.0 - probs[:, NOT_A_DIE]
         self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
-        order = np.argsort(-die_p)
-        kept: list[int] = []
-        for i in order:
-            if die_p[i] < 0.5:
-                break
-            if all(_iou(boxes[i], boxes[j]) < 0.3 for j in kept):
-                kept.append(int(i))
+        kept = _one_box_per_die(boxes, die_p, die_p >= 0.5)
         reads = []
         for i in kept:
             p = probs[i]
@@ -921,6 +911,16 @@ def _face_fit(pts: np.ndarray, count: int) -> float:
     best = float(costs.min()) / count
     off = float(np.linalg.norm(centre - 0.5))
     return math.exp(-((best / 0.06) ** 2)) * math.exp(-((max(off - 0.15, 0) / 0.1) ** 2))
+
+
+def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> list[int]:
+    """Indices of the eligible boxes to report, surest first: dice do not overlap seen from
+    above, so a box overlapping a surer one by SAME_DIE_IOU or more is the same die again."""
+    kept: list[int] = []
+    for i in np.argsort(-die_p, kind="stable"):
+        if eligible[i] and all(_iou(boxes[i], boxes[j]) < SAME_DIE_IOU for j in kept):
+            kept.append(int(i))
+    return kept
 
 
 def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
