@@ -56,6 +56,7 @@ def test_decode_turns_a_peak_into_a_box_in_frame_pixels():
     want = (cx - 40, cy - 30, cx + 40, cy + 30)
     assert d.bbox == pytest.approx(want, abs=1e-3)
     assert d.score == pytest.approx(1 / (1 + np.exp(-4.0)))
+    assert d.margin == pytest.approx(min(want[0], want[1], 1280 - want[2], 960 - want[3]))
 
 
 def test_decode_threshold_and_clipping():
@@ -65,6 +66,9 @@ def test_decode_threshold_and_clipping():
     assert decode(out, 1.0, (96, 128, 3), threshold=0.6) == []
     [d] = decode(out, 1.0, (96, 128, 3), threshold=0.4)
     assert d.bbox[0] == 0.0 and d.bbox[1] == 0.0  # clipped to the frame
+    # ...but the margin remembers how far past the edge the die was predicted to reach:
+    # centre (1 + 0.0) * 4 = 4 px, half side 20 px.
+    assert d.margin == pytest.approx(4.0 - 20.0)
 
 
 def test_shipped_model_finds_rendered_dice():

@@ -137,6 +137,32 @@ def test_die_cut_by_the_image_edge_is_skipped():
     assert reads[0].value == 2
 
 
+@pytest.mark.parametrize("gap", [3, 6])
+def test_a_whole_die_a_few_pixels_from_the_image_edge_is_read_but_asked_about(gap: int):
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    _, img, labels = scene([die(cx, cy, 5, "blue"), die(cx - 40, cy, 2)])
+    x1 = int(np.ceil(labels[0]["bbox"][2]))
+    cropped = np.ascontiguousarray(img[:, : x1 + gap])
+    reads = READER.read(cropped)
+    pairs = matched(labels, reads)
+    assert [(lab["value"], r.value) for lab, r in pairs] == [(5, 5), (2, 2)]
+    edge_read = next(r for lab, r in pairs if lab["value"] == 5)
+    assert edge_read.confidence < 0.9
+
+
+@pytest.mark.parametrize("share", [0.1, 0.25])
+def test_a_die_the_edge_cuts_a_little_of_is_never_certain(share: float):
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    _, img, labels = scene([die(cx, cy, 5, "blue"), die(cx - 40, cy, 2)])
+    x0, _, x1, _ = labels[0]["bbox"]
+    cropped = np.ascontiguousarray(img[:, : int(x1 - share * (x1 - x0))])
+    reads = READER.read(cropped)
+    assert all(r.confidence < 0.9 for r in reads if r.bbox[0] > x0 - 5)
+    assert any(r.value == 2 for r in reads)
+
+
 def test_motion_blurred_die_is_not_read_confidently_wrong():
     s = random_scene(5, "easy")
     cx, cy = centre(s)

@@ -25,8 +25,11 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "detector.onnx"
 
 @dataclass(frozen=True)
 class Detection:
-    bbox: tuple[float, float, float, float]  # in the frame's pixels
+    bbox: tuple[float, float, float, float]  # in the frame's pixels, clipped to it
     score: float  # the centre heatmap's peak, 0..1
+    # How far the predicted box, before clipping, stays inside the frame (px; negative when
+    # it reaches past an edge): a die the frame cuts is predicted to go on beyond it.
+    margin: float = float("inf")
 
 
 def prepare(frame_bgr: np.ndarray, long_side: int = INPUT_LONG) -> tuple[np.ndarray, float]:
@@ -85,10 +88,11 @@ def decode(
         cy = (y + float(o[4, y, x])) * STRIDE * inv
         bw = float(np.exp(np.clip(o[1, y, x], -4, 4))) * SIZE_UNIT * inv
         bh = float(np.exp(np.clip(o[2, y, x], -4, 4))) * SIZE_UNIT * inv
-        box = (max(0.0, cx - bw / 2), max(0.0, cy - bh / 2), min(float(w), cx + bw / 2),
-               min(float(h), cy + bh / 2))
+        raw = (cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2)
+        box = (max(0.0, raw[0]), max(0.0, raw[1]), min(float(w), raw[2]), min(float(h), raw[3]))
+        margin = min(raw[0], raw[1], w - raw[2], h - raw[3])
         if box[2] - box[0] >= 2 and box[3] - box[1] >= 2:
-            dets.append(Detection(box, float(heat[y, x])))
+            dets.append(Detection(box, float(heat[y, x]), margin))
     return dets
 
 
