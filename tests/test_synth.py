@@ -75,7 +75,7 @@ def test_different_seeds_give_different_frames():
     assert ea["dice"] != eb["dice"]
 
 
-@pytest.mark.parametrize("preset", ["easy", "normal", "hard"])
+@pytest.mark.parametrize("preset", ["easy", "normal", "hard", "wide"])
 def test_labels_lie_in_the_image_and_do_not_overlap(preset):
     for seed in range(4):
         _, entry = render_scene(seed, preset)
@@ -250,6 +250,26 @@ def test_die_size_follows_the_camera_mount():
             assert 17 <= side <= 55, side
         seen.add(spec.mount)
     assert seen == {"mounted", "loose"}
+
+
+def _hfov_deg(spec) -> float:
+    k, _, _, _, _, _, _ = cv2.decomposeProjectionMatrix(np.array(spec.camera, np.float64))
+    return float(np.degrees(2 * np.arctan(spec.width / 2 / (k[0, 0] / k[2, 2]))))
+
+
+def test_wide_preset_looks_through_a_wide_lens_and_the_others_do_not():
+    mounts = set()
+    for seed in range(8):
+        wide = random_scene(seed, "wide")
+        assert 88 <= _hfov_deg(wide) <= 105
+        mounts.add(wide.mount)
+        _, (lab,) = render(wide, [centre_die(wide, "white", pip_colour="black")])
+        side = lab["bbox"][2] - lab["bbox"][0]
+        # A hand-held wide camera 40-70 cm up sees dice as small as the loose renders' 17 px.
+        assert (12 <= side <= 30) if wide.mount == "loose" else (30 <= side <= 80), side
+        for preset in ("easy", "normal", "hard"):
+            assert _hfov_deg(random_scene(seed, preset)) < 80
+    assert mounts == {"mounted", "loose"}
 
 
 def test_tray_corners_frame_the_dice():

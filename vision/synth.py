@@ -46,8 +46,8 @@ PIP_COLOURS: dict[str, tuple[float, float, float]] = {
 DEFAULT_PIP = {c: ("black" if c in ("white", "yellow", "gray") else "white") for c in COLOURS}
 PLAYER_COLOURS = [c for c in COLOURS if c not in ("white", "gray")]
 
-PRESETS = ("easy", "normal", "hard")
-_PRESET_SALT = {"easy": 11, "normal": 23, "hard": 37}
+PRESETS = ("easy", "normal", "hard", "wide")
+_PRESET_SALT = {"easy": 11, "normal": 23, "hard": 37, "wide": 41}
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,9 @@ class _Knobs:
     jpeg: tuple[int, int]
     shadow: tuple[float, float]
     elevation: tuple[float, float]
+    # Share of scenes shot through a wide lens (88-105 degrees across, as the Pi Camera Module
+    # 3 Wide): dice off the axis show tall side faces and lean outwards in the picture.
+    wide_p: float = 0.0
 
 
 _KNOBS: dict[str, _Knobs] = {
@@ -106,6 +109,16 @@ _KNOBS: dict[str, _Knobs] = {
         kelvin=(2700, 6500), kelvin_extreme=True, wb=(0.2, 0.45), ev=(0.7, 1.0),
         ev_extreme=True, noise=(0.02, 0.035), jpeg=(60, 75), shadow=(0.35, 0.55),
         elevation=(30, 55),
+    ),
+    # Training scenes for the lenses and heights the other presets leave out; conditions
+    # between normal and hard.
+    "wide": _Knobs(
+        n=(4, 14), loose_p=0.45, yaw=12, tilt=8, cut_p=0.15, cluster_p=0.45, wall_p=0.3,
+        cocked=(0, 1), cocked_p=0.3, big_p=0.15, min_big=0, blur_p=0.1, blur=(0.1, 0.4),
+        glare_p=0.25, min_glare=0, gradient=(0.05, 0.3), vignette=(0.1, 0.3),
+        kelvin=(2700, 6500), kelvin_extreme=False, wb=(0.3, 0.8), ev=(-0.7, 0.7),
+        ev_extreme=False, noise=(0.006, 0.025), jpeg=(70, 92), shadow=(0.25, 0.5),
+        elevation=(35, 75), wide_p=1.0,
     ),
 }
 
@@ -385,6 +398,14 @@ def random_scene(
     if cut:  # framed tight: the tray is wider than the picture
         frac = rng.uniform(0.95, 1.2)
     f = die_px * zc / DIE_MM
+    # Drawn apart, so the other presets' scenes stay exactly as they were.
+    lens = np.random.default_rng([seed, _PRESET_SALT[preset], 3])
+    if lens.random() < kn.wide_p:
+        # The lens fixes the focal length; a mounted camera's height follows from how much
+        # of the frame the lid fills, a hand-held one is 40-70 cm up; the dice's size follows.
+        f = width / 2 / math.tan(math.radians(lens.uniform(88, 105)) / 2)
+        zc = lens.uniform(400, 700) if loose else lens.uniform(220, 330) * f / (frac * width)
+        die_px = f * DIE_MM / zc
     fw = float(np.clip(frac * width * zc / f, 150, 330))
     fh = float(fw * rng.uniform(0.62, 0.8))
     wall_h = rng.uniform(25, 45)

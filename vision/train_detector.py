@@ -86,13 +86,15 @@ def _synth_task(task: tuple[int, str]) -> tuple[str, str, dict] | None:
 def build_dataset(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
     """Render and scale every image once (two processes) and cache the result."""
     src = (ROOT / "vision" / "synth.py").read_bytes()
-    key = hashlib.md5(repr((CACHE_VERSION, args.scenes, src)).encode()).hexdigest()[:12]
+    key = hashlib.md5(repr((CACHE_VERSION, args.scenes, args.wide, src)).encode()
+                      ).hexdigest()[:12]
     cache = Path(args.cache) / f"detector-{key}.npz"
     if cache.is_file() and not args.no_cache:
         print(f"images from cache {cache}")
         with np.load(cache, allow_pickle=True) as z:
             return list(z["items"])
-    presets = ("easy", "normal", "hard", "hard")
+    presets = ("easy", "normal", "hard", "hard", "wide", "wide") if args.wide else (
+        "easy", "normal", "hard", "hard")
     tasks_real = [(n, e) for n, folder in SETS.items() for e in load_manifest(folder)]
     tasks_synth = [(50_000 + i, presets[i % 4]) for i in range(args.scenes)]
     items: list[tuple[str, str, dict]] = []
@@ -273,7 +275,12 @@ def train(items: list[tuple[str, str, dict]], args: argparse.Namespace) -> Any:
     real = [it for s, it in fit if s != "synth"]
     synth = [it for s, it in fit if s == "synth"]
     print(f"fit on {len(real)} real and {len(synth)} synthetic images")
-    model = make_model().to(memory_format=torch.channels_last)
+    model = make_model()
+    if args.init:
+        # Fine-tuning: the shipped net already knows dice; new scenes only need to move it.
+        model.load_state_dict(torch.load(args.init, map_location="cpu"))
+        print(f"starting from {args.init}")
+    model = model.to(memory_format=torch.channels_last)
     print(f"model: {sum(p.numel() for p in model.parameters())} parameters")
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=args.steps,
@@ -417,11 +424,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--checkpoint", default="/tmp/detector-cache/last.pt")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--wide", action="store_true",
+                    help="a third of the synthetic scenes from the `wide` preset (wide lens, "
+                         "hand-held heights)")
+    ap.add_argument("--init", help="state dict to start from (a --checkpoint of an earlier run)")
     args = ap.parse_args(argv)
     items = build_dataset(args)
     model = train(items, args)
     path = Path(args.out)
-    export(model, {"steps": args.steps, "scenes": args.scenes, "patch": args.patch}, path)
+    export(model, {"steps": args.steps, "scenes": args.scenes, "patch": args.patch,
+                   "wide": args.wide, "init": args.init}, path)
     figures = report(items, path)
     meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
     meta["held_out"] = figures

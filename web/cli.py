@@ -692,7 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("synth", help="render labelled synthetic tray scenes (manifest.jsonl)")
     p.add_argument("out_dir", metavar="OUT_DIR")
     p.add_argument("--n", type=int, default=100, help="number of scenes")
-    p.add_argument("--preset", default="hard", choices=["easy", "normal", "hard"])
+    p.add_argument("--preset", default="hard", choices=["easy", "normal", "hard", "wide"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--width", type=int, default=1280)
     p.add_argument("--height", type=int, default=960)
