@@ -1,6 +1,7 @@
 """Dice-reader accuracy and speed on synthetic, rendered and real photos, on one core.
 
 Usage: .venv/bin/python bench/vision.py [--synthetic N] [--data DIR] [--crops DIR] [--limit N]
+       [--valuenet ONNX...] [--detector ONNX] [--floor]
 
 Why: the reader is judged on photos it has never seen, so it is measured on every labelled
 set we have (`../shared/data/realdice/*`, `../shared/data/renders/*`) and on a fresh
@@ -89,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--valuenet", type=Path, nargs="+", default=None,
                         help="candidate value nets (.onnx, each .json beside it; several are "
                              "averaged) instead of the shipped pair")
+    parser.add_argument("--detector", type=Path, default=None,
+                        help="a candidate detector (.onnx, its .json beside it) instead of the "
+                             "shipped one")
     parser.add_argument("--floor", action="store_true",
                         help="find dice with the floor model instead of the learned detector")
     args = parser.parse_args(argv)
@@ -99,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
 
         reader.net = ValueNet(args.valuenet)
         print("value nets:", " + ".join(str(p) for p in args.valuenet))
+    if args.detector is not None and reader.detector is not None:
+        from vision.detector import Detector
+
+        reader.detector = Detector(args.detector)
     print("dice found by", "the floor model" if reader.detector is None else
           f"the learned detector ({reader.detector.path.name})")
 

@@ -227,12 +227,12 @@ def test_die_sized_grey_counters_are_not_dice():
 
 
 def test_a_biggy_the_detector_marks_twice_is_reported_once(monkeypatch: pytest.MonkeyPatch):
-    """The detector's peak filter can leave two peaks on one Biggy (synthetic hard scene 79
+    """The detector's peak filter can leave two peaks on one Biggy (synthetic hard scene 2
     of the benchmark's set), each with a box: one die must not become two."""
     from vision import reader as rd
     from vision.synth import render_scene
 
-    img, entry = render_scene(2026 + 79, "hard", 1280, 960)
+    img, entry = render_scene(2026 + 2, "hard", 1280, 960)
     biggies = [d for d in entry["dice"] if d["big"] and not d.get("cut")]
 
     def copies(reader: DiceReader) -> list[int]:
@@ -241,7 +241,19 @@ def test_a_biggy_the_detector_marks_twice_is_reported_once(monkeypatch: pytest.M
 
     assert biggies and max(copies(READER)) == 1
     monkeypatch.setattr(rd, "SAME_DIE_IOU", 1.01)  # every peak reported: the scene has a twin
+    monkeypatch.setattr(rd, "SAME_DIE_INSIDE", 1.01)
     assert max(copies(READER)) >= 2
+
+
+def test_a_pip_taken_for_a_small_die_inside_a_surer_die_is_not_reported():
+    from vision.reader import _one_box_per_die
+
+    die = (300.0, 240.0, 380.0, 320.0)
+    pip = (310.0, 250.0, 330.0, 270.0)  # IoU 0.06 with the die: overlap alone keeps it
+    neighbour = (382.0, 240.0, 462.0, 320.0)  # touching, not inside
+    kept = _one_box_per_die([pip, die, neighbour], np.array([0.7, 0.99, 0.95]),
+                            np.array([True, True, True]))
+    assert sorted(kept) == [1, 2]
 
 
 def test_small_dice_of_a_distant_camera_get_a_second_look_and_are_never_certain(

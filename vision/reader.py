@@ -29,6 +29,7 @@ CERTAIN = 0.9  # confidence from which a read is applied without asking (DESIGN.
 DETECT_MIN = 0.2  # detector heatmap peaks looked at by the value net
 KEEP_MIN = 0.25  # detector peak x value-net die probability for a box to be reported
 SAME_DIE_IOU = 0.3  # two reported boxes overlapping this much are one die seen twice
+SAME_DIE_INSIDE = 0.6  # ...as is a box with this share of itself inside a surer one
 LEAN_DOUBT = 0.02  # value-net belief in "cocked or smeared" above which no read is certain
 SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
 SMALL_DIE_INPUT = 16.0  # median die side (px at the detector's input) below which...
@@ -346,7 +347,7 @@ class DiceReader:
             small = np.median([(d.bbox[2] - d.bbox[0] + d.bbox[3] - d.bbox[1]) / 2 * k
                                for d in sure])
             if small < SMALL_DIE_INPUT:
-                found = self.detector.detect(frame, DETECT_MIN, SMALL_DICE_LONG)
+                found = found + self.detector.detect(frame, DETECT_MIN, SMALL_DICE_LONG)
         # Judged on the predicted box before clipping: a whole die a few pixels from the edge
         # has a box a few pixels too large as often as not (a fixed margin on the clipped box
         # skipped 2% of the synthetic dice, all whole).
@@ -920,12 +921,24 @@ def _face_fit(pts: np.ndarray, count: int) -> float:
 
 def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> list[int]:
     """Indices of the eligible boxes to report, surest first: dice do not overlap seen from
-    above, so a box overlapping a surer one by SAME_DIE_IOU or more is the same die again."""
+    above, so a box overlapping a surer one by SAME_DIE_IOU or more is the same die again, and
+    so is a box lying mostly inside a surer one (a pip or a face of a die taken for a small
+    die of its own: IoU alone misses it, the small box being a sliver of the union)."""
     kept: list[int] = []
     for i in np.argsort(-die_p, kind="stable"):
-        if eligible[i] and all(_iou(boxes[i], boxes[j]) < SAME_DIE_IOU for j in kept):
+        if eligible[i] and all(_iou(boxes[i], boxes[j]) < SAME_DIE_IOU
+                               and _inside(boxes[i], boxes[j]) < SAME_DIE_INSIDE
+                               for j in kept):
             kept.append(int(i))
     return kept
+
+
+def _inside(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """The share of the smaller of two boxes that lies inside the other."""
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return ix * iy / smaller if smaller > 0 else 0.0
 
 
 def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
