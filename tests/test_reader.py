@@ -190,6 +190,32 @@ def test_a_die_read_as_unreadable_is_never_certain(tilt: float):
     assert reads and all(r.confidence < 0.9 for r in reads if r.value is None)
 
 
+@pytest.mark.parametrize(("p_unreadable", "want"), [(0.45, 4), (0.55, None)])
+def test_unreadable_only_when_the_nets_hold_it_more_likely_than_not(
+        p_unreadable: float, want: int | None):
+    """A die the nets half take for cocked is read as its likeliest face (the table is asked
+    about it, pre-filled) rather than as null; the value nets' output is set by hand here."""
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    _, img, labels = scene([die(cx, cy, 4)])
+    reader = DiceReader()
+    real = reader.net
+    rest = 1.0 - p_unreadable
+
+    class HalfDoubting:
+        def crop(self, frame, box):
+            return real.crop(frame, box)
+
+        def predict(self, crops):
+            p = np.zeros((len(crops), 8), np.float32)
+            p[:, 4], p[:, 5], p[:, 7] = rest * 0.7, rest * 0.3, p_unreadable
+            return p
+
+    reader.net = HalfDoubting()
+    [(_, r)] = matched(labels, reader.read(img))
+    assert r.value == want and r.confidence < 0.9
+
+
 def test_biggy_is_flagged_big():
     s = random_scene(5, "easy")
     cx, cy = centre(s)

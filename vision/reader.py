@@ -370,7 +370,10 @@ class DiceReader:
         for i in sorted(kept):
             b = boxes[i]
             p = probs[i]
-            k = int(np.argmax(p[1:])) + 1
+            # "Unreadable" only when the nets hold it more likely than not: below that the
+            # likeliest face is the better guess to ask about (a flat die by a wall the nets
+            # half take for cocked is still read; the doubt below keeps it from being certain).
+            k = UNREADABLE if p[UNREADABLE] >= 0.5 else int(np.argmax(p[1:UNREADABLE])) + 1
             value = None if k == UNREADABLE else k
             # Both the detector and the value net must be sure there is a die there.
             # p[k] already carries the value net's doubt that this is a die at all; a weak
@@ -717,7 +720,8 @@ class DiceReader:
         reads = []
         for i in kept:
             p = probs[i]
-            k = int(np.argmax(p[1:])) + 1  # best among values and "unreadable"
+            # As on the detector's path: "unreadable" only when more likely than not.
+            k = UNREADABLE if p[UNREADABLE] >= 0.5 else int(np.argmax(p[1:UNREADABLE])) + 1
             value = None if k == UNREADABLE else k
             x0, y0, x1, y1 = boxes[i]
             side_px = ((x1 - x0) + (y1 - y0)) / 2 / (1 + 2 * BOX_PAD)
