@@ -351,7 +351,9 @@ class DiceReader:
         # Judged on the predicted box before clipping: a whole die a few pixels from the edge
         # has a box a few pixels too large as often as not (a fixed margin on the clipped box
         # skipped 2% of the synthetic dice, all whole).
-        dets = [d for d in found if d.margin >= 0.0]
+        # A peak below KEEP_MIN can never be reported (its die probability would have to
+        # exceed 1), nor can it hide another box: the value nets need not see it.
+        dets = [d for d in found if d.margin >= 0.0 and d.score >= KEEP_MIN]
         if not dets:
             self.last_proposals = ([], np.zeros(0, np.float32))
             return []

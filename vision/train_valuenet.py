@@ -563,7 +563,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         if (models / n).is_file())
     key = hashlib.md5(
         repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
-              DET_SHARE, HARD, COCKED_WEIGHT, src)).encode()
+              DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, src)).encode()
     ).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -577,6 +577,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     presets = ("easy", "normal", "hard")
     tasks_synth = [(10_000 + i, presets[i % 3], args.synth_copies) for i in range(scenes)]
     tasks_edge = [(20_000 + i, presets[i % 2], args.synth_copies) for i in range(edge)]
+    tasks_synth += [(30_000 + i, "wide", args.synth_copies) for i in range(args.wide_scenes)]
     parts: dict[str, list] = {"x": [], "y": [], "kind": [], "role": [], "set": []}
     set_ids = {name: i for i, name in enumerate([*SETS, "synth"])}
     t0 = time.time()
@@ -908,6 +909,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenes", type=int, default=1200, help="synthetic scenes (0 = none)")
     ap.add_argument("--copies", type=int, default=16, help="augmented crops per real die")
     ap.add_argument("--synth-copies", type=int, default=3, help="augmented crops per synth die")
+    ap.add_argument("--wide-scenes", type=int, default=0,
+                    help="extra synthetic scenes of the `wide` preset (wide lens, tall side "
+                         "faces)")
     ap.add_argument("--edge-scenes", type=int, default=0,
                     help="extra synthetic scenes of flat dice spread to the floor's rim "
                          "(tried with 400: see the module docstring)")
@@ -961,6 +965,8 @@ def main(argv: list[str] | None = None) -> int:
     trained_on = [f"{n} (training half)" for n in SETS]
     if scenes:
         trained_on.append(f"vision.synth {scenes} scenes (easy/normal/hard)")
+    if args.wide_scenes:
+        trained_on.append(f"vision.synth {args.wide_scenes} scenes (wide)")
     if int(data["edge_scenes"]):
         trained_on.append(f"{int(data['edge_scenes'])} flat-dice rim scenes (easy/normal)")
     if DET_SHARE > 0:
