@@ -341,8 +341,9 @@ class DiceReader:
         sure = [d for d in found if d.score >= SURE_PEAK]
         if sure:
             # Dice a distant camera sees small shrink to a few pixels at the net's input,
-            # where it misses a fifth of them: look again at a larger input. Judged by the
-            # dice the net is sure of, so specks on a hand over the tray do not trigger it.
+            # where it misses a fifth of them: look again at a larger input and add what it
+            # finds (the same die found twice is reported once, below). Judged by the dice
+            # the net is sure of, so specks on a hand over the tray do not trigger it.
             k = self.detector.long_side / max(h, w)
             small = np.median([(d.bbox[2] - d.bbox[0] + d.bbox[3] - d.bbox[1]) / 2 * k
                                for d in sure])
@@ -939,18 +940,20 @@ def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> li
     return kept
 
 
-def _inside(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    """The share of the smaller of two boxes that lies inside the other."""
+def _intersection(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
     iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    return ix * iy
+
+
+def _inside(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """The share of the smaller of two boxes that lies inside the other."""
     smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return ix * iy / smaller if smaller > 0 else 0.0
+    return _intersection(a, b) / smaller if smaller > 0 else 0.0
 
 
 def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
+    inter = _intersection(a, b)
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
 
