@@ -12,6 +12,10 @@ one image after a random rescale (0.6-1.6x: other camera heights), flips and qua
 and lamp colour, gamma, contrast, blur and noise changes. Dice cut by the image edge are
 "don't care": the reader skips them, so the net is neither taught to find nor to miss them.
 
+The shipped detector is two runs: 3000 steps from scratch (`--steps 3000`), then a
+fine-tune from that run's checkpoint with wide-lens scenes besides (`--wide --scenes 3000
+--init FIRST.pt --steps 1500 --lr 1e-3`; its .json records the recipe).
+
 Prints held-out recall and precision (IoU >= 0.5) per set at the end, and the speed through
 cv2.dnn on one thread. Writes vision/models/detector.onnx and detector.json.
 """
