@@ -967,6 +967,8 @@ def main(argv: list[str] | None = None) -> int:
         trained_on.append(f"vision.synth {scenes} scenes (easy/normal/hard)")
     if args.wide_scenes:
         trained_on.append(f"vision.synth {args.wide_scenes} scenes (wide)")
+    trained_on.append(f"each cocked die cut {COCKED_WEIGHT}x as often as a flat one "
+                      "(--cocked-weight)")
     if int(data["edge_scenes"]):
         trained_on.append(f"{int(data['edge_scenes'])} flat-dice rim scenes (easy/normal)")
     if DET_SHARE > 0:
