@@ -349,11 +349,11 @@ class DiceReader:
                                for d in sure])
             if small < SMALL_DIE_INPUT:
                 found = found + self.detector.detect(frame, DETECT_MIN, SMALL_DICE_LONG)
-        # Judged on the predicted box before clipping: a whole die a few pixels from the edge
-        # has a box a few pixels too large as often as not (a fixed margin on the clipped box
-        # skipped 2% of the synthetic dice, all whole).
-        # A peak below KEEP_MIN can never be reported (its die probability would have to
-        # exceed 1), nor can it hide another box: the value nets need not see it.
+        # A cut die is judged on the predicted box before clipping: a whole die a few pixels
+        # from the edge has a box a few pixels too large as often as not (a fixed margin on
+        # the clipped box skipped 2% of the synthetic dice, all whole). A peak below KEEP_MIN
+        # can never be reported (its die probability would have to exceed 1), nor can it
+        # hide another box: the value nets need not see it.
         dets = [d for d in found if d.margin >= 0.0 and d.score >= KEEP_MIN]
         if not dets:
             self.last_proposals = ([], np.zeros(0, np.float32))

@@ -97,8 +97,7 @@ def build_dataset(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
         print(f"images from cache {cache}")
         with np.load(cache, allow_pickle=True) as z:
             return list(z["items"])
-    presets = ("easy", "normal", "hard", "hard", "wide", "wide") if args.wide else (
-        "easy", "normal", "hard", "hard")
+    presets = ("easy", "normal", "hard", "hard") + (("wide", "wide") if args.wide else ())
     tasks_real = [(n, e) for n, folder in SETS.items() for e in load_manifest(folder)]
     tasks_synth = [(50_000 + i, presets[i % 4]) for i in range(args.scenes)]
     items: list[tuple[str, str, dict]] = []

@@ -157,10 +157,9 @@ class ValueNet:
     By default four nets read every crop and their calibrated probabilities are averaged: one
     trained on colour crops, a second one trained with wide-lens scenes besides, one on grey,
     and a third colour one trained with cocked dice 8 times as frequent (and, like the second,
-    with wide-lens scenes). Each is wrong where
-    another is often right (grey misses red pips on a smoky die, colour is misled by glittery
-    dice on coloured felt; the lean net doubts cocked dice sooner but reads flat dice of the
-    mounted renders worse alone), so together
+    with wide-lens scenes). Each is wrong where another is often right (grey misses red pips
+    on a smoky die, colour is misled by glittery dice on coloured felt; the lean net doubts
+    cocked dice sooner but reads flat dice of the mounted renders worse alone), so together
     they make fewer and less confident errors than any one: the colour/grey pair took
     confident errors from 31 / 4 / 5 / 3 / 4 (colour alone: synthetic 100 scenes / byler /
     rune55 / loose / mounted held-out) to 26 / 3 / 3 / 1 / 3; the lean net as a third took
