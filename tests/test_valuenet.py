@@ -270,3 +270,16 @@ def test_training_split_is_stable_and_about_half() -> None:
     share = sum(map(is_training_image, names)) / len(names)
     assert 0.45 < share < 0.55
     assert is_training_image("images/img_0001.jpg") == is_training_image("images/img_0001.jpg")
+
+
+def test_grey_teacher_input_from_a_colour_crop_is_the_grey_crop() -> None:
+    # The student net is taught by grey members too, through the grey of its colour crop:
+    # that must be the crop the grey net is given in the reader, or it teaches nonsense.
+    from vision.train_valuenet import _grey_of
+
+    for value, pip, body in ((5, (20, 20, 150), (58, 58, 62)), (2, (30, 30, 30), (40, 200, 230))):
+        img, box = draw_die(value, 25, body, pip, side=70, canvas=160)
+        colour = crop_for(img, box, channels=3)
+        np.testing.assert_allclose(_grey_of(colour[None])[0], crop_for(img, box), atol=0.06)
+        # and not merely any normalised square: one channel alone is not the grey crop
+        assert np.abs(colour[2] / colour[2].std() - crop_for(img, box)).max() > 0.2
