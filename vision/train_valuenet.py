@@ -60,6 +60,12 @@ for a die (byler's grey counters, rune55's printed eyes, tray corners, box art),
 pair passed those on as dice: with it, byler precision 77.2 -> 99.4%, rune55 94.6 -> 97.0%,
 synthetic 97.9 -> 98.2% (300 scenes), value accuracy within a point either way.
 
+`--teachers` (eighth session) adds the shipped nets' averaged answer as a soft target, to
+distil the four into one net and spend a quarter of the time. Tried with the four as
+teachers (`--orient --wide-scenes 500`, 70% of the loss on them): the student read about as
+well as one member, not as the four (synthetic confident errors 40 against 11, byler value
+96.9 against 98.1%), so the reader still averages the four.
+
 `--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
 differ from their die in hue more than in brightness, such as the red pips of byler's smoky
 black dice, which made most of its wrong reads.
