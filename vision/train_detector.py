@@ -298,7 +298,7 @@ def train(items: list[tuple[str, str, dict]], args: argparse.Namespace) -> Any:
     real = [it for s, it in fit if s != "synth"]
     synth = [it for s, it in fit if s == "synth"]
     print(f"fit on {len(real)} real and {len(synth)} synthetic images")
-    model = make_model(arch=args.arch)
+    model = make_model(tuple(int(v) for v in args.width.split(",")), args.arch)
     if args.init:
         # Fine-tuning: the shipped net already knows dice; new scenes only need to move it.
         model.load_state_dict(torch.load(args.init, map_location="cpu"))
@@ -454,13 +454,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--arch", choices=("fpn", "lite"), default="fpn",
                     help="fpn: the shipped detector's full-conv steps; lite: depthwise "
                          "stride-2 steps, 60%% of the time, less accurate (see make_model)")
+    ap.add_argument("--width", default="16,32,48,64",
+                    help="channels of the stem (stride 2) and at strides 4, 8 and 16")
     ap.add_argument("--init", help="state dict to start from (a --checkpoint of an earlier run)")
     args = ap.parse_args(argv)
     items = build_dataset(args)
     model = train(items, args)
     path = Path(args.out)
     export(model, {"steps": args.steps, "scenes": args.scenes, "patch": args.patch,
-                   "wide": args.wide, "init": args.init, "arch": args.arch}, path)
+                   "wide": args.wide, "init": args.init, "arch": args.arch,
+                   "width": args.width}, path)
     figures = report(items, path)
     meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
     meta["held_out"] = figures
