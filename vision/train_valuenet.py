@@ -740,10 +740,9 @@ def _grey_of(x: np.ndarray) -> np.ndarray:
     """The grey crop `crop_for(..., channels=1)` would cut, from a normalised colour one.
 
     Each colour channel had its own mean removed and all share one spread, so the BT.601
-    weighted sum is the grey crop up to its spread: normalise that again.
+    weighted sum is the grey crop (mean already zero) up to its spread: rescale that.
     """
     g = 0.114 * x[:, 0] + 0.587 * x[:, 1] + 0.299 * x[:, 2]
-    g = g - g.mean(axis=(1, 2), keepdims=True)
     return g / (g.std(axis=(1, 2), keepdims=True) + 1e-3)
 
 
