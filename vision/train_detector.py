@@ -223,6 +223,8 @@ def make_model(width: tuple[int, int, int, int] = (16, 32, 48, 64), arch: str = 
     accuracy everywhere but rune55 (eighth session, `bench/vision.py`: synthetic recall
     97.9 -> 96.9%, confident errors 11 -> 16; byler value 98.1 -> 97.7%; loose recall
     90.0 -> 82.2%): its training loss stays higher (focal 0.19 against 0.13), too little net.
+    With `--width 16,48,64,96` it trained as low (0.14) but saved only 1.3 ms and still lost
+    loose recall (90.0 -> 84.0%) and rune55 value (93.7 -> 92.8%).
     """
     import torch
     from torch import nn
