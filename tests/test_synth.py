@@ -324,3 +324,16 @@ def test_write_set_manifest_is_well_formed_and_reproducible(tmp_path):
             assert len(d["bbox"]) == 4 and all(isinstance(v, float | int) for v in d["bbox"])
             x0, y0, x1, y1 = d["bbox"]
             assert 0 <= x0 < x1 <= 640 and 0 <= y0 < y1 <= 480
+
+
+def test_cocked_override_places_that_many_leaning_dice():
+    # Training sets ask for more cocked dice than the presets give; each must lean on
+    # something (a die or a wall), so the tray still holds a plain die for it to rest on.
+    for seed in range(4):
+        spec = random_scene(seed, "hard")
+        dice = random_dice(spec, np.random.default_rng(seed), n=8, cocked=(3, 3))
+        cocked = [d for d in dice if d.cocked]
+        assert len(cocked) == 3
+        assert all(d.value is None and 18 <= d.tilt_deg <= 45 for d in cocked)
+        assert sum(not d.cocked for d in dice) >= 1
+

@@ -574,11 +574,13 @@ def _image_edge_points(spec: SceneSpec, rng: np.random.Generator) -> list[np.nda
 
 
 def random_dice(
-    spec: SceneSpec, rng: np.random.Generator | int, n: int | None = None
+    spec: SceneSpec, rng: np.random.Generator | int, n: int | None = None,
+    cocked: tuple[int, int] | None = None,
 ) -> list[DiePose]:
     """Place dice without overlap: free, in touching clusters, against walls, cocked, cut.
 
-    Returns fewer than n only if the tray is too full to place the rest.
+    Returns fewer than n only if the tray is too full to place the rest. `cocked` (a range)
+    overrides the preset's count of cocked dice, for training sets that need more of them.
     """
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
@@ -586,8 +588,9 @@ def random_dice(
     if n is None:
         n = int(rng.integers(kn.n[0], kn.n[1] + 1))
     n_cocked = 0
-    if rng.random() < kn.cocked_p:
-        n_cocked = int(rng.integers(kn.cocked[0], kn.cocked[1] + 1))
+    if rng.random() < kn.cocked_p or cocked is not None:
+        lo, hi = cocked if cocked is not None else kn.cocked
+        n_cocked = int(rng.integers(lo, hi + 1))
     n_cocked = min(n_cocked, max(0, n - 1)) if n > 1 else 0
     k_col = int(rng.integers(1, 4))
     cols = list(rng.choice(PLAYER_COLOURS, size=k_col, replace=False))
