@@ -283,3 +283,19 @@ def test_grey_teacher_input_from_a_colour_crop_is_the_grey_crop() -> None:
         np.testing.assert_allclose(_grey_of(colour[None])[0], crop_for(img, box), atol=0.06)
         # and not merely any normalised square: one channel alone is not the grey crop
         assert np.abs(colour[2] / colour[2].std() - crop_for(img, box)).max() > 0.2
+
+
+def test_cocked_training_scenes_hold_several_cocked_dice_in_view() -> None:
+    # `--cocked-scenes` exists to show the nets more leaning dice than the presets do; a
+    # scene whose cocked dice fell out of view or got a value would teach nothing or worse.
+    from vision.train_valuenet import cocked_scene
+
+    for seed, preset in ((40_000, "hard"), (40_001, "normal"), (40_002, "wide")):
+        image, labels = cocked_scene(seed, preset)
+        h, w = image.shape[:2]
+        cocked = [d for d in labels if d["cocked"]]
+        assert len(cocked) >= 3, (preset, len(cocked))
+        assert all(d["value"] is None for d in cocked)
+        for d in cocked:
+            x0, y0, x1, y1 = d["bbox"]
+            assert x1 > 0 and y1 > 0 and x0 < w and y0 < h
