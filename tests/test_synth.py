@@ -337,3 +337,10 @@ def test_cocked_override_places_that_many_leaning_dice():
         assert all(d.value is None and 18 <= d.tilt_deg <= 45 for d in cocked)
         assert sum(not d.cocked for d in dice) >= 1
 
+
+
+def test_lean_override_sets_the_cocked_dice_lean():
+    spec = random_scene(1, "hard")
+    dice = random_dice(spec, np.random.default_rng(1), n=8, cocked=(4, 4), lean=(18, 20))
+    tilts = [d.tilt_deg for d in dice if d.cocked]
+    assert len(tilts) == 4 and all(18 <= t <= 20 for t in tilts), tilts

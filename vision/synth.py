@@ -575,12 +575,13 @@ def _image_edge_points(spec: SceneSpec, rng: np.random.Generator) -> list[np.nda
 
 def random_dice(
     spec: SceneSpec, rng: np.random.Generator | int, n: int | None = None,
-    cocked: tuple[int, int] | None = None,
+    cocked: tuple[int, int] | None = None, lean: tuple[float, float] | None = None,
 ) -> list[DiePose]:
     """Place dice without overlap: free, in touching clusters, against walls, cocked, cut.
 
     Returns fewer than n only if the tray is too full to place the rest. `cocked` (a range)
-    overrides the preset's count of cocked dice, for training sets that need more of them.
+    overrides the preset's count of cocked dice, and `lean` (degrees) their lean, for
+    training sets that need more of them, or more of the shallow leans that pass for flat.
     """
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
@@ -623,7 +624,7 @@ def random_dice(
         )
         if kind == "cocked":
             base = _with(base, cocked=True, value=None, face_up=value,
-                         tilt_deg=float(rng.uniform(18, 38)), blur=0.0)
+                         tilt_deg=float(rng.uniform(*(lean or (18, 38)))), blur=0.0)
         want_cut = bool(cut_edges) and i == 0
         for _attempt in range(80):
             r = rng.random()
@@ -644,7 +645,7 @@ def random_dice(
                     d = _with(d, angle_deg=_WALL_LEAN[wall] + rng.normal(0, 10),
                               x=rng.uniform(20, spec.floor_w_mm - 20),
                               y=rng.uniform(20, spec.floor_h_mm - 20),
-                              tilt_deg=float(rng.uniform(25, 45)))
+                              tilt_deg=float(rng.uniform(*(lean or (25, 45)))))
                     d = _to_wall(d, wall, spec, 0.05)
             elif placed and r < kn.cluster_p:
                 j = int(rng.integers(len(placed)))

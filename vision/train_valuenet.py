@@ -138,6 +138,7 @@ HARD = 0
 HARD_IOU = 0.1  # below this a detection is nobody's die; between it and DET_IOU, a poor box
 CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
 ORIENT = False  # set from --orient likewise: crops turned so the frame's centre is up
+SHALLOW = False  # set from --shallow-leans likewise: half the cocked scenes lean 18-26 deg
 UP_JITTER = 20.0  # degrees: the camera's axis is only roughly the frame's centre
 
 # Roles of an image's crops.
@@ -546,7 +547,10 @@ def cocked_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
     from vision import synth
 
     spec = synth.random_scene(seed, preset, 1280, 960)
-    dice = synth.random_dice(spec, np.random.default_rng([seed, 5151]), cocked=(3, 5))
+    # Every other scene leans its dice only 18-26 degrees: the leans still read as certain.
+    lean = (18.0, 26.0) if SHALLOW and seed % 2 else None
+    dice = synth.random_dice(spec, np.random.default_rng([seed, 5151]), cocked=(3, 5),
+                             lean=lean)
     image, labels = synth.render(spec, dice, seed=seed)
     return image, labels
 
@@ -579,9 +583,10 @@ def synth_available() -> str | None:
 
 
 def _set_options(det_share: float, channels: int, orient: bool = False, hard: int = 0,
-                 cocked: int = 3) -> None:
-    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT
+                 cocked: int = 3, shallow: bool = False) -> None:
+    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT, SHALLOW
     DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT = det_share, channels, orient, hard, cocked
+    SHALLOW = shallow
 
 
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -598,7 +603,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         if (models / n).is_file())
     key = hashlib.md5(
         repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
-              DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, args.cocked_scenes, src)
+              DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, args.cocked_scenes, SHALLOW,
+              src)
              ).encode()
     ).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
@@ -626,7 +632,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         # Spawned workers import this module afresh: hand them the options set in main().
         with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
                                           initargs=(DET_SHARE, CHANNELS, ORIENT, HARD,
-                                                    COCKED_WEIGHT)) as pool:
+                                                    COCKED_WEIGHT, SHALLOW)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_edge_task, tasks_edge, chunksize=4)
@@ -999,6 +1005,8 @@ def main(argv: list[str] | None = None) -> int:
                          "labelled die (tray corners, printed art, counters)")
     ap.add_argument("--cocked-scenes", type=int, default=0,
                     help="extra synthetic scenes with 3-5 cocked dice each (hard/normal/wide)")
+    ap.add_argument("--shallow-leans", action="store_true",
+                    help="with --cocked-scenes: every other one leans its dice 18-26 degrees")
     ap.add_argument("--cocked-weight", type=int, default=3,
                     help="augmented copies of a cocked die per copy of a flat one")
     ap.add_argument("--channels", type=int, choices=(1, 3), default=3,
@@ -1023,7 +1031,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
     _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives,
-                 args.cocked_weight)
+                 args.cocked_weight, args.shallow_leans)
     args.out = args.out or OUT[args.channels]
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 
@@ -1059,7 +1067,8 @@ def main(argv: list[str] | None = None) -> int:
         trained_on.append(f"vision.synth {args.wide_scenes} scenes (wide)")
     if args.cocked_scenes:
         trained_on.append(f"{args.cocked_scenes} scenes with 3-5 cocked dice each "
-                          "(hard/normal/wide, --cocked-scenes)")
+                          "(hard/normal/wide, --cocked-scenes"
+                          + (", half of them leaning 18-26 degrees)" if SHALLOW else ")"))
     trained_on.append(f"each cocked die cut {COCKED_WEIGHT}x as often as a flat one "
                       "(--cocked-weight)")
     if args.teachers:
