@@ -523,20 +523,6 @@ def edge_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
     return image, labels
 
 
-def _edge_task(task: tuple[int, str, int]) -> tuple[str, int, tuple] | None:
-    seed, preset, copies = task
-    cv2.setNumThreads(1)
-    try:
-        image, labels = edge_scene(seed, preset)
-    except Exception:  # leans on vision.synth internals: a change there must not stop training
-        return None
-    role = VAL if seed % 30 == 0 else FIT
-    return "synth", role, crops_for_scene(
-        image, labels, role, _seed("edge", seed, preset), copies,
-        detector_boxes(image) if DET_SHARE > 0 or HARD else None
-    )
-
-
 def cocked_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
     """A scene of the preset with three to five cocked dice, leaning on dice and walls.
 
@@ -555,16 +541,17 @@ def cocked_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
     return image, labels
 
 
-def _cocked_task(task: tuple[int, str, int]) -> tuple[str, int, tuple] | None:
-    seed, preset, copies = task
+def _made_task(task: tuple[str, int, str, int]) -> tuple[str, int, tuple] | None:
+    """Crops of one scene placed here rather than by its preset: "edge" or "cocked"."""
+    kind, seed, preset, copies = task
     cv2.setNumThreads(1)
     try:
-        image, labels = cocked_scene(seed, preset)
+        image, labels = {"edge": edge_scene, "cocked": cocked_scene}[kind](seed, preset)
     except Exception:  # leans on vision.synth internals: a change there must not stop training
         return None
     role = VAL if seed % 30 == 0 else FIT
     return "synth", role, crops_for_scene(
-        image, labels, role, _seed("cocked", seed, preset), copies,
+        image, labels, role, _seed(kind, seed, preset), copies,
         detector_boxes(image) if DET_SHARE > 0 or HARD else None
     )
 
@@ -618,10 +605,10 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     ]
     presets = ("easy", "normal", "hard")
     tasks_synth = [(10_000 + i, presets[i % 3], args.synth_copies) for i in range(scenes)]
-    tasks_edge = [(20_000 + i, presets[i % 2], args.synth_copies) for i in range(edge)]
+    tasks_edge = [("edge", 20_000 + i, presets[i % 2], args.synth_copies) for i in range(edge)]
     tasks_synth += [(30_000 + i, "wide", args.synth_copies) for i in range(args.wide_scenes)]
     leaning = ("hard", "normal", "wide")
-    tasks_cocked = [(40_000 + i, leaning[i % 3], args.synth_copies)
+    tasks_cocked = [("cocked", 40_000 + i, leaning[i % 3], args.synth_copies)
                     for i in range(args.cocked_scenes if why_no_synth is None else 0)]
     parts: dict[str, list] = {"x": [], "y": [], "kind": [], "role": [], "set": []}
     set_ids = {name: i for i, name in enumerate([*SETS, "synth"])}
@@ -635,8 +622,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
                                                     COCKED_WEIGHT, SHALLOW)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
-            yield from pool.imap_unordered(_edge_task, tasks_edge, chunksize=4)
-            yield from pool.imap_unordered(_cocked_task, tasks_cocked, chunksize=4)
+            yield from pool.imap_unordered(_made_task, tasks_edge + tasks_cocked, chunksize=4)
 
     for r in results():
         done += 1
