@@ -66,6 +66,14 @@ teachers (`--orient --wide-scenes 500`, 70% of the loss on them): the student re
 well as one member, not as the four (synthetic confident errors 40 against 11, byler value
 96.9 against 98.1%), so the reader still averages the four.
 
+`--cocked-scenes N` (ninth session) adds N scenes of 3-5 cocked dice each (hard, normal and
+wide in turn). The shipped lean net is `--orient --wide-scenes 500 --cocked-weight 8
+--cocked-scenes 600`: as the fourth member, synthetic confident errors 11 -> 7 (500 scenes),
+byler level, rune55 -0.5 points. The same scenes in the wide net cost rune55 1.6 points;
+`--shallow-leans` (every other cocked scene leaning only 18-26 degrees, where the errors
+left lie) in the lean net did no better than without (confident errors 8, byler 98.0%,
+mounted 97.3 against 97.7%).
+
 `--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
 differ from their die in hue more than in brightness, such as the red pips of byler's smoky
 black dice, which made most of its wrong reads.
