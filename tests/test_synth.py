@@ -338,7 +338,6 @@ def test_cocked_override_places_that_many_leaning_dice():
         assert sum(not d.cocked for d in dice) >= 1
 
 
-
 def test_lean_override_sets_the_cocked_dice_lean():
     spec = random_scene(1, "hard")
     dice = random_dice(spec, np.random.default_rng(1), n=8, cocked=(4, 4), lean=(18, 20))

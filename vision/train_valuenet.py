@@ -596,12 +596,9 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     src = (ROOT / "vision" / "valuenet.py").read_bytes() + b"".join(
         (models / n).read_bytes() for n in ("detector.onnx", "detector.json")
         if (models / n).is_file())
-    key = hashlib.md5(
-        repr((CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
-              DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, args.cocked_scenes, SHALLOW,
-              src)
-             ).encode()
-    ).hexdigest()[:12]
+    options = (CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
+               DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, args.cocked_scenes, SHALLOW)
+    key = hashlib.md5(repr((*options, src)).encode()).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
         print(f"crops from cache {cache}")
