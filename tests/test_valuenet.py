@@ -229,6 +229,34 @@ def test_a_model_trained_on_turned_crops_is_given_turned_crops(tmp_path: Path) -
     assert not np.allclose(net.crop(img, box), crop_for(img, box, 1))
 
 
+def test_a_larger_crop_scale_shows_the_surroundings() -> None:
+    # A bright neighbour just beyond the box's margin is out of the usual crop and in a crop
+    # cut at twice the box's side, where the die itself shrinks to about half the square.
+    img = np.zeros((200, 200, 3), np.uint8)
+    box = [80, 80, 120, 120]
+    img[80:120, 80:120] = 120
+    img[90:110, 126:136] = 255  # 6-16 px right of the box: beyond the 15% margin (3 px)
+    near = crop_for(img, box, 1)
+    wide = crop_for(img, box, 1, scale=2.0)
+    assert near.max() < 2.0  # no neighbour: the brightest is the die against its border
+    ys, xs = np.nonzero(wide > wide.max() - 0.5)
+    assert xs.min() > 0.75 * CROP_SIZE and abs(ys.mean() - CROP_SIZE / 2) < 2
+    die = wide[CROP_SIZE // 2, : CROP_SIZE * 3 // 4] > wide[2, 2] + 0.5
+    assert 0.4 * CROP_SIZE < die.sum() < 0.6 * CROP_SIZE
+
+
+def test_a_model_trained_on_wider_crops_is_given_wider_crops(tmp_path: Path) -> None:
+    shutil.copy(GREY_MODEL, tmp_path / "wider.onnx")
+    meta = json.loads(GREY_MODEL.with_suffix(".json").read_text())
+    (tmp_path / "wider.json").write_text(json.dumps({**meta, "crop_scale": 1.6}))
+    img, box = draw_die(3, 10, (40, 40, 200), (245, 245, 245), canvas=300)
+    both = ValueNet([GREY_MODEL, tmp_path / "wider.onnx"])
+    crop = both.crop(img, box)
+    np.testing.assert_allclose(crop[0], crop_for(img, box, 1))
+    np.testing.assert_allclose(crop[1], crop_for(img, box, 1, scale=1.6))
+    assert not np.allclose(crop[0], crop[1])
+
+
 def test_crop_is_normalised_grey_square() -> None:
     img, box = draw_die(5, 20, (40, 40, 200), (245, 245, 245), side=90, canvas=200)
     c = crop_for(img, box)

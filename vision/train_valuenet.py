@@ -147,6 +147,7 @@ HARD_IOU = 0.1  # below this a detection is nobody's die; between it and DET_IOU
 CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
 ORIENT = False  # set from --orient likewise: crops turned so the frame's centre is up
 SHALLOW = False  # set from --shallow-leans likewise: half the cocked scenes lean 18-26 deg
+SCALE = CROP_SCALE  # set from --crop-scale likewise: the crop square over the box's side
 UP_JITTER = 20.0  # degrees: the camera's axis is only roughly the frame's centre
 
 # Roles of an image's crops.
@@ -292,7 +293,7 @@ def _partial_box(
 def _region(image: np.ndarray, box: list[float]) -> tuple[np.ndarray, list[float]]:
     """Cut a context patch around the crop square (edge pixels repeated outside the image) so
     augmentations act on a few thousand pixels, not the whole frame."""
-    side = _side(box) * CROP_SCALE * (1.6 if ORIENT else 1.25) + 4
+    side = _side(box) * SCALE * (1.6 if ORIENT else 1.25) + 4
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     n = max(4, round(side))
     left, top = round(cx - n / 2), round(cy - n / 2)
@@ -362,7 +363,7 @@ def _augmented(
         ok, buf = cv2.imencode(".jpg", u8, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 91))])
         if ok:
             u8 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    return _turn(crop_for(u8, b, CHANNELS, up), rng)
+    return _turn(crop_for(u8, b, CHANNELS, up, SCALE), rng)
 
 
 def _turn(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -417,9 +418,9 @@ def crops_for_scene(
         y = _label(dice[i])
         det = matched.get(i)
         if role != FIT:
-            add(crop_for(image, boxes[i], CHANNELS, _up(image, boxes[i])), y, K_CLEAN)
+            add(crop_for(image, boxes[i], CHANNELS, _up(image, boxes[i]), SCALE), y, K_CLEAN)
             if det is not None:
-                add(crop_for(image, det, CHANNELS, _up(image, det)), y, K_DET)
+                add(crop_for(image, det, CHANNELS, _up(image, det), SCALE), y, K_DET)
         if role == HELD:
             continue
         n = copies if role == FIT else 3
@@ -435,18 +436,18 @@ def crops_for_scene(
     for _ in range(n_bg):
         b = _background_box(rng, w, h, boxes, sides)
         if b is not None:
-            add(crop_for(image, b, CHANNELS, _up(image, b)) if role == HELD
+            add(crop_for(image, b, CHANNELS, _up(image, b), SCALE) if role == HELD
                 else _augmented(image, b, rng), 0, K_BG)
     for _ in range(n_part if usable else 0):
         b = _partial_box(rng, boxes, int(rng.choice(usable)))
         if b is not None:
-            add(crop_for(image, b, CHANNELS, _up(image, b)) if role == HELD
+            add(crop_for(image, b, CHANNELS, _up(image, b), SCALE) if role == HELD
                 else _augmented(image, b, rng), 0, K_PART)
     for d in (dets or []) if HARD else []:
         if _max_iou(d, boxes) >= HARD_IOU:
             continue
         if role == HELD:
-            add(crop_for(image, d, CHANNELS, _up(image, d)), 0, K_HARD)
+            add(crop_for(image, d, CHANNELS, _up(image, d), SCALE), 0, K_HARD)
             continue
         for _ in range(HARD if role == FIT else 1):
             add(_augmented(image, _nudge(d, rng), rng), 0, K_HARD)
@@ -578,10 +579,10 @@ def synth_available() -> str | None:
 
 
 def _set_options(det_share: float, channels: int, orient: bool = False, hard: int = 0,
-                 cocked: int = 3, shallow: bool = False) -> None:
-    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT, SHALLOW
+                 cocked: int = 3, shallow: bool = False, scale: float = CROP_SCALE) -> None:
+    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT, SHALLOW, SCALE
     DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT = det_share, channels, orient, hard, cocked
-    SHALLOW = shallow
+    SHALLOW, SCALE = shallow, scale
 
 
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -598,6 +599,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         if (models / n).is_file())
     options = (CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
                DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, args.cocked_scenes, SHALLOW)
+    if SCALE != CROP_SCALE:  # keyed only when set, so the shipped nets' caches stay valid
+        options += (SCALE,)
     key = hashlib.md5(repr((*options, src)).encode()).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -624,7 +627,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         # Spawned workers import this module afresh: hand them the options set in main().
         with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
                                           initargs=(DET_SHARE, CHANNELS, ORIENT, HARD,
-                                                    COCKED_WEIGHT, SHALLOW)) as pool:
+                                                    COCKED_WEIGHT, SHALLOW, SCALE)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_made_task, tasks_edge + tasks_cocked, chunksize=4)
@@ -879,8 +882,9 @@ def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None
     meta = {
         "temperature": round(temperature, 5),
         "classes": list(CLASSES),
-        "crop": f"{'gray' if CHANNELS == 1 else 'bgr'}32 max(w,h)*1.15 z-norm",
+        "crop": f"{'gray' if CHANNELS == 1 else 'bgr'}32 max(w,h)*{SCALE:g} z-norm",
         "channels": CHANNELS,
+        **({"crop_scale": SCALE} if SCALE != CROP_SCALE else {}),
         **({"orient": "centre"} if ORIENT else {}),
         **meta_extra,
         "date": dt.date.today().isoformat(),
@@ -1002,6 +1006,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="augmented copies of a cocked die per copy of a flat one")
     ap.add_argument("--channels", type=int, choices=(1, 3), default=3,
                     help="colour (3) or grey (1) crops: the reader averages one net of each")
+    ap.add_argument("--crop-scale", type=float, default=CROP_SCALE,
+                    help="crop square over the box's longer side (more context for a lean)")
     ap.add_argument("--orient", action="store_true",
                     help="turn every crop so the frame's centre is up (see crop_for)")
     ap.add_argument("--teachers", type=Path, nargs="+", default=None,
@@ -1022,7 +1028,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
     _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives,
-                 args.cocked_weight, args.shallow_leans)
+                 args.cocked_weight, args.shallow_leans, args.crop_scale)
     args.out = args.out or OUT[args.channels]
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 

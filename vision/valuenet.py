@@ -50,7 +50,7 @@ def is_training_image(name: str) -> bool:
 
 
 def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
-             up: float | None = None) -> np.ndarray:
+             up: float | None = None, scale: float = CROP_SCALE) -> np.ndarray:
     """Cut the net's input for one die box: a 32×32 float32 square, zero mean, unit spread.
 
     The square with 15% margin keeps the whole top face in view whatever the box's aspect.
@@ -65,9 +65,13 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
     `up` (degrees, image axes, y down) turns the crop so that this direction points up: with
     `towards_centre` a flat die's side faces, which the camera sees because the die lies off
     its axis, always show at the crop's top, and a side face anywhere else is a die that leans.
+
+    `scale` is the square's side over the box's longer side: a net that judges a lean from
+    what the die rests on (a neighbour, a wall, the gap beneath it) needs more of the
+    surroundings than the 15% margin that is enough to read the top face.
     """
     x0, y0, x1, y1 = (float(v) for v in bbox)
-    side = max(x1 - x0, y1 - y0, 1.0) * CROP_SCALE
+    side = max(x1 - x0, y1 - y0, 1.0) * scale
     # A turned crop is cut from a square √2 larger, so its corners hold image, not border.
     grow = 1.0 if up is None else math.sqrt(2.0)
     side *= grow
@@ -145,10 +149,16 @@ class _Member:
     temperature: float
     channels: int
     orient: bool  # trained on crops turned towards the frame's centre
+    scale: float = CROP_SCALE  # crop square over the box's longer side
+
+    @property
+    def kind(self) -> tuple[int, bool, float]:
+        """Members whose crops are cut alike share one crop."""
+        return self.channels, self.orient, self.scale
 
     def crop(self, image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
         up = towards_centre(image_bgr.shape, bbox) if self.orient else None
-        return crop_for(image_bgr, bbox, self.channels, up)
+        return crop_for(image_bgr, bbox, self.channels, up, self.scale)
 
 
 class ValueNet:
@@ -190,7 +200,8 @@ class ValueNet:
             # Models before colour crops were trained on grey ones and carry no "channels".
             self.members.append(_Member(model, net, meta, float(meta.get("temperature", 1.0)),
                                         int(meta.get("channels", 1)),
-                                        meta.get("orient") == "centre"))
+                                        meta.get("orient") == "centre",
+                                        float(meta.get("crop_scale", CROP_SCALE))))
         first = self.members[0]
         self.path, self.meta, self.temperature = first.path, first.meta, first.temperature
         # Channels of the crop `crop` cuts: every member's input, stacked.
@@ -201,12 +212,12 @@ class ValueNet:
         member's crop stacked on the channel axis, (channels,32,32)."""
         if len(self.members) == 1:
             return self.members[0].crop(image_bgr, bbox)
-        cut: dict[tuple[int, bool], np.ndarray] = {}  # members that take the same crop share it
+        cut: dict[tuple[int, bool, float], np.ndarray] = {}
         parts = []
         for m in self.members:
-            if (m.channels, m.orient) not in cut:
-                cut[m.channels, m.orient] = m.crop(image_bgr, bbox)
-            parts.append(cut[m.channels, m.orient])
+            if m.kind not in cut:
+                cut[m.kind] = m.crop(image_bgr, bbox)
+            parts.append(cut[m.kind])
         return np.concatenate([c[None] if c.ndim == 2 else c for c in parts])
 
     def predict(self, crops: np.ndarray) -> np.ndarray:
