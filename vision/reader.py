@@ -31,6 +31,7 @@ KEEP_MIN = 0.25  # detector peak x value-net die probability for a box to be rep
 SAME_DIE_IOU = 0.3  # two reported boxes overlapping this much are one die seen twice
 SAME_DIE_INSIDE = 0.6  # ...as is a box with this share of itself inside a surer one
 LEAN_DOUBT = 0.02  # value-net belief in "cocked or smeared" above which no read is certain
+CONTEXT_DOUBT = 0.2  # ...and the context net's belief, asked of reads still certain
 SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
 SMALL_DIE_INPUT = 16.0  # median die side (px at the detector's input) below which...
 SMALL_DICE_LONG = 640  # ...the frame is looked at again with this long side
@@ -226,6 +227,7 @@ class DiceReader:
         """
         self.profile = profile
         self.net = None
+        self.context = None
         self.detector = None
         self.last_proposals: tuple[list, np.ndarray] | None = None
         if learned is not False:
@@ -236,6 +238,14 @@ class DiceReader:
             except (ImportError, FileNotFoundError, cv2.error):
                 if learned:
                     raise
+            if self.net is not None:
+                try:
+                    from .valuenet import CONTEXT_MODEL
+
+                    self.context = ValueNet(CONTEXT_MODEL)
+                except (FileNotFoundError, cv2.error):
+                    if learned:
+                        raise
             if self.net is not None and detector is not False:
                 try:
                     from .detector import Detector
@@ -403,10 +413,21 @@ class DiceReader:
             if dets[i].margin < near:
                 # A die cut by the edge may still be predicted just inside it: read, asked about.
                 confidence = min(confidence, CERTAIN - 0.05)
-            if value is not None and confidence >= CERTAIN:
-                # Last, as the costliest check: only a read still certain can be demoted.
-                confidence = self._second_opinion(frame, b, value, confidence)
             reads.append(DieRead(value, "", False, b, confidence, (bw + bh) / 2, 0.0))
+        sure = [r for r in reads if r.value is not None and r.confidence >= CERTAIN]
+        if self.context is not None and sure:
+            # A die leaning on a neighbour or a wall shows a clean face the four read
+            # straight through (most confident errors on synthetic scenes); the context
+            # net sees what the die rests on. Asked only of reads still certain, in one batch.
+            lean = self.context.predict(np.stack([self.context.crop(frame, r.bbox)
+                                                  for r in sure]))[:, UNREADABLE]
+            for r, p_lean in zip(sure, lean, strict=True):
+                if p_lean > CONTEXT_DOUBT:
+                    r.confidence = min(r.confidence, CERTAIN - 0.05)
+        for r in reads:
+            if r.value is not None and r.confidence >= CERTAIN:
+                # Last, as the costliest check: only a read still certain can be demoted.
+                r.confidence = self._second_opinion(frame, r.bbox, r.value, r.confidence)
         for r, colour in zip(reads, self._colours(frame, [r.bbox for r in reads]), strict=True):
             r.colour = colour
         return reads
