@@ -79,7 +79,8 @@ the net sees what a die rests on. The shipped context net (`valuenet-context.onn
 the reader asks only whether a certain read leans) is the lean recipe with `--crop-scale 1.6
 --out vision/models/valuenet-context.onnx`: it reads values worse than the lean net (held-out
 byler 91.3 against 95.0%) but doubted four of the six cocked dice all four nets read as
-certain (synthetic confident errors 7 -> 3).
+certain (synthetic confident errors 7 -> 3). With `--shallow-leans` besides it did worse
+(6 confident errors at the same 0.2 cut-off, and more right reads demoted).
 
 `--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
 differ from their die in hue more than in brightness, such as the red pips of byler's smoky
@@ -315,6 +316,11 @@ def _region(image: np.ndarray, box: list[float]) -> tuple[np.ndarray, list[float
     return patch, [box[0] - left, box[1] - top, box[2] - left, box[3] - top]
 
 
+def _cut(image: np.ndarray, box: list[float]) -> np.ndarray:
+    """`crop_for` as this run's options set it: channels, turn and scale."""
+    return crop_for(image, box, CHANNELS, _up(image, box), SCALE)
+
+
 def _motion_kernel(length: float, angle: float) -> np.ndarray:
     n = max(3, round(length) | 1)
     k = np.zeros((n, n), np.float32)
@@ -425,9 +431,9 @@ def crops_for_scene(
         y = _label(dice[i])
         det = matched.get(i)
         if role != FIT:
-            add(crop_for(image, boxes[i], CHANNELS, _up(image, boxes[i]), SCALE), y, K_CLEAN)
+            add(_cut(image, boxes[i]), y, K_CLEAN)
             if det is not None:
-                add(crop_for(image, det, CHANNELS, _up(image, det), SCALE), y, K_DET)
+                add(_cut(image, det), y, K_DET)
         if role == HELD:
             continue
         n = copies if role == FIT else 3
@@ -443,18 +449,18 @@ def crops_for_scene(
     for _ in range(n_bg):
         b = _background_box(rng, w, h, boxes, sides)
         if b is not None:
-            add(crop_for(image, b, CHANNELS, _up(image, b), SCALE) if role == HELD
+            add(_cut(image, b) if role == HELD
                 else _augmented(image, b, rng), 0, K_BG)
     for _ in range(n_part if usable else 0):
         b = _partial_box(rng, boxes, int(rng.choice(usable)))
         if b is not None:
-            add(crop_for(image, b, CHANNELS, _up(image, b), SCALE) if role == HELD
+            add(_cut(image, b) if role == HELD
                 else _augmented(image, b, rng), 0, K_PART)
     for d in (dets or []) if HARD else []:
         if _max_iou(d, boxes) >= HARD_IOU:
             continue
         if role == HELD:
-            add(crop_for(image, d, CHANNELS, _up(image, d), SCALE), 0, K_HARD)
+            add(_cut(image, d), 0, K_HARD)
             continue
         for _ in range(HARD if role == FIT else 1):
             add(_augmented(image, _nudge(d, rng), rng), 0, K_HARD)
