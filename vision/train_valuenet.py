@@ -81,7 +81,7 @@ the reader asks only whether a certain read leans) is the lean recipe with `--cr
 byler 91.3 against 95.0%) but doubted four of the six cocked dice all four nets read as
 certain (synthetic confident errors 7 -> 3). With `--shallow-leans` besides it did worse
 (6 confident errors at the same 0.2 cut-off, and more right reads demoted); so did
-`--crop-scale 2.0` (5 at 0.2, 100 more right synthetic reads demoted: the die is too small
+`--crop-scale 2.0` (5 at 0.2, 71 more right synthetic reads demoted: the die is too small
 in its crop, held-out byler 79.8%).
 
 `--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
