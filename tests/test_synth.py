@@ -17,6 +17,7 @@ import pytest
 from vision.synth import (
     DiePose,
     SceneSpec,
+    fancy,
     random_dice,
     random_scene,
     render,
@@ -225,6 +226,57 @@ def test_glare_is_a_bright_spot_on_the_die():
     outside = np.ones(plain.shape[:2], bool)
     outside[y0 - 2 : y1 + 3, x0 - 2 : x1 + 3] = False  # box edges are antialiased
     assert np.array_equal(plain[outside], shiny[outside])  # and stays on the die
+
+
+def _annulus(img: np.ndarray, bbox: list[float], r0: float, r1: float) -> np.ndarray:
+    """Pixels (BGR, float) between r0 and r1 box sides from the box centre."""
+    x0, y0, x1, y1 = bbox
+    cx, cy, s = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0)
+    yy, xx = np.mgrid[0 : img.shape[0], 0 : img.shape[1]]
+    r = np.hypot(xx - cx, yy - cy) / s
+    return img[(r >= r0) & (r < r1)].astype(float)
+
+
+def test_marbled_and_speckled_dice_vary_across_the_face_and_keep_their_label():
+    spec = random_scene(4, "easy")
+    plain, (lab,) = render(spec, [centre_die(spec, "blue", value=1)])
+    # between the lone pip (0.12 side) and the face's edge: plain plastic on a plain die
+    plain_spread = float(_annulus(plain, lab["bbox"], 0.18, 0.33).sum(axis=1).std())
+    for material in ("marbled", "speckled"):
+        die = centre_die(spec, "blue", value=1, material=material, accent=(0.95, 0.95, 0.95))
+        img, (lab2,) = render(spec, [die])
+        assert lab2 == lab  # the label is the die's, whatever its plastic
+        spread = float(_annulus(img, lab["bbox"], 0.18, 0.33).sum(axis=1).std())
+        assert spread > 3 * plain_spread + 10, material  # veins and flecks are edges
+
+
+def test_a_ring_one_has_the_die_colour_in_its_middle_and_a_plain_one_does_not():
+    spec = random_scene(6, "easy")
+    reds, rims = {}, {}
+    for one in ("pip", "big", "ring"):
+        img, (lab,) = render(spec, [centre_die(spec, "red", value=1, one=one)])
+        middle = _annulus(img, lab["bbox"], 0.0, 0.03)
+        reds[one] = float(middle[:, 2].mean() - middle[:, 1].mean())  # red over green
+        rim = _annulus(img, lab["bbox"], 0.135, 0.155)  # past a plain pip, inside a big one
+        rims[one] = float(rim[:, 2].mean() - rim[:, 1].mean())
+    assert reds["pip"] < 40 and reds["big"] < 40  # white pip in the middle
+    assert reds["ring"] > 80  # red die colour showing through the ring's hole
+    assert rims["pip"] > 80 and rims["big"] < 40  # a big 1 is a larger white disc
+
+
+def test_fancy_keeps_what_a_reader_must_report():
+    spec = random_scene(7, "normal")
+    rng = np.random.default_rng(3)
+    dice = random_dice(spec, np.random.default_rng(7))
+    made = [fancy(d, rng) for d in dice]
+    assert {d.material for d in made} >= {"marbled", "speckled"} or len(made) < 4
+    for d, m in zip(dice, made, strict=True):
+        assert (m.value, m.colour, m.big, m.cocked, m.x, m.y) == (
+            d.value, d.colour, d.big, d.cocked, d.x, d.y)
+    _, a = render(spec, dice, seed=7)
+    _, b = render(spec, made, seed=7)
+    assert [lab["value"] for lab in a] == [lab["value"] for lab in b]
+    assert [lab["colour"] for lab in a] == [lab["colour"] for lab in b]
 
 
 def test_cocked_die_shows_more_than_its_top_face():

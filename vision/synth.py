@@ -190,6 +190,11 @@ class DiePose:
     spin: int = 0
     blur_deg: float = 0.0
     face_up: int = 0  # face shown on top of a cocked die (its value is still None)
+    # Other makers' dice (training scenes only; the presets keep the game's opaque ones):
+    # "solid", "marbled" (veins of `accent`) or "speckled" (glitter and dark flecks).
+    material: str = "solid"
+    accent: tuple[float, float, float] = (1.0, 1.0, 1.0)  # BGR 0..1, the veins' colour
+    one: str = "pip"  # the 1 face: "pip", "big" (one large pip) or "ring" (a pip with a hole)
 
 
 # --------------------------------------------------------------------------- geometry
@@ -1108,11 +1113,14 @@ def _render_die(
     outer3 = fc + ou * e1 + ov * e2
     inner3 = fc + 0.87 * (ou * e1 + ov * e2)
     pip_face, pip_uv, pip_r = [], [], []
+    one_r = {"pip": 0.23, "big": 0.36, "ring": 0.36}[d.one]
     for j, f in enumerate(fi):
         v = int(_FACE_VALUE[f])
         pip_face += [j] * len(_PIP_XY[v])
         pip_uv.append(_PIP_XY[v])
-        pip_r += [0.23 if v == 1 else 0.19] * len(_PIP_XY[v])
+        pip_r += [one_r if v == 1 else 0.19] * len(_PIP_XY[v])
+    # A ring's hole: one more disc, in the die's colour, on the 1 face when it is seen.
+    ring = [j for j, f in enumerate(fi) if d.one == "ring" and int(_FACE_VALUE[f]) == 1]
     pj = np.array(pip_face)
     puv = np.vstack(pip_uv)
     pr = np.array(pip_r)[:, None, None]
@@ -1139,9 +1147,15 @@ def _render_die(
         bev_n[k] = (na + nb) / math.sqrt(2)
     n_o, n_i = nf * len(_OUTLINE), nf * len(_OUTLINE)
     n_p = len(pj) * len(_CIRCLE)
+    n_b = len(pairs) * 4
+    hole3 = np.zeros((0, 3))
+    if ring:
+        j = ring[0]
+        hole3 = (centres[fi[j]] + 0.5 * one_r * cu[0] * e1s[fi[j]]
+                 + 0.5 * one_r * cv[0] * e2s[fi[j]])
     allp = _project(P, np.vstack([outer3.reshape(-1, 3), inner3.reshape(-1, 3),
                                   rims3.reshape(-1, 3), cores3.reshape(-1, 3),
-                                  bev3.reshape(-1, 3)]))
+                                  bev3.reshape(-1, 3), hole3]))
     outer = allp[:n_o]
     hull = cv2.convexHull(outer.astype(np.float32))[:, 0, :].astype(np.float64)
     bbox = [float(hull[:, 0].min()), float(hull[:, 1].min()),
@@ -1161,7 +1175,8 @@ def _render_die(
     ninner = fix[n_o : n_o + n_i].reshape(nf, -1, 2)
     nrims = fix[n_o + n_i : n_o + n_i + n_p].reshape(len(pj), -1, 2)
     ncores = fix[n_o + n_i + n_p : n_o + n_i + 2 * n_p].reshape(len(pj), -1, 2)
-    nbev = fix[n_o + n_i + 2 * n_p :].reshape(len(pairs), 4, 2)
+    nbev = fix[n_o + n_i + 2 * n_p : n_o + n_i + 2 * n_p + n_b].reshape(len(pairs), 4, 2)
+    nhole = fix[n_o + n_i + 2 * n_p + n_b :]
 
     albedo = np.array(COLOURS[d.colour], np.float64)
     pip = np.array(PIP_COLOURS.get(d.pip_colour) or COLOURS.get(d.pip_colour)
@@ -1175,11 +1190,16 @@ def _render_die(
     for k in range(len(pairs)):  # rounded edges catch a little more light
         cv2.fillPoly(col, [nbev[k]], tuple(albedo * bev_sh[k]), shift=4)
     for j in range(nf):
+        cv2.fillPoly(col, [ninner[j]], tuple(albedo * float(shades[j])), shift=4)
+    if d.material != "solid":  # the body's pattern runs under the pips, which cover it
+        col *= _material(d, ph, pw, albedo, s * SS * spec.die_px / DIE_MM)
+    for j in range(nf):
         sh = float(shades[j])
-        cv2.fillPoly(col, [ninner[j]], tuple(albedo * sh), shift=4)
         sel = pj == j
         cv2.fillPoly(col, list(nrims[sel]), tuple((pip * 0.55 + albedo * 0.25) * sh), shift=4)
         cv2.fillPoly(col, list(ncores[sel]), tuple(pip * sh), shift=4)
+        if ring and j == ring[0]:
+            cv2.fillPoly(col, [nhole], tuple(albedo * sh), shift=4)
     glare = None
     if d.glare:
         t = int(fi[np.argmax(normals[fi, 2])])
@@ -1216,6 +1236,47 @@ def _render_die(
     img[cy0:cy1, cx0:cx1] = cv2.add(cv2.multiply(roi, keep), cv2.multiply(
         np.ascontiguousarray(col), light))
     return bbox, alpha, (cx0, cy0)
+
+
+def _material(d: DiePose, h: int, w: int, albedo: np.ndarray, side_px: float) -> np.ndarray:
+    """Per-pixel factors (h, w, 3) that turn a die's plain body into another maker's plastic.
+
+    Marbled dice carry swirling veins of a second colour; speckled ones glitter and flecks a
+    few pixels wide. Both put edges on the face that are not pips, which the value nets must
+    learn to look past (the real sets' marbled and glittery dice make most of their errors).
+    """
+    rng = np.random.default_rng([d.spin, 99])
+    out = np.ones((h, w, 3), np.float32)
+    if d.material == "marbled":
+        n = _smooth_noise(rng, h, w, max(3.0, side_px * rng.uniform(0.25, 0.6)))
+        n += 0.5 * _smooth_noise(rng, h, w, max(2.0, side_px * 0.12))
+        width = rng.uniform(0.15, 0.5)
+        veins = np.exp(-((n / width) ** 2))  # thin bands where the noise crosses zero
+        ratio = np.asarray(d.accent, np.float32) / np.maximum(albedo.astype(np.float32), 0.05)
+        out += veins[..., None] * (ratio - 1.0)[None, None, :] * float(rng.uniform(0.5, 1.0))
+    elif d.material == "speckled":
+        fleck = max(1, round(side_px * rng.uniform(0.02, 0.05)))
+        gh, gw = max(1, h // fleck), max(1, w // fleck)
+        u = rng.random((gh, gw)).astype(np.float32)
+        density = rng.uniform(0.03, 0.15)
+        f = np.where(u < density / 2, rng.uniform(1.6, 2.6),
+                     np.where(u > 1 - density / 2, rng.uniform(0.3, 0.6), 1.0)).astype(np.float32)
+        f = cv2.resize(f, (w, h), interpolation=cv2.INTER_NEAREST)
+        out *= f[..., None]
+    return out
+
+
+def fancy(d: DiePose, rng: np.random.Generator) -> DiePose:
+    """The same die made by another maker: a material, an accent colour, a style of 1."""
+    material = str(rng.choice(["solid", "marbled", "speckled"], p=[0.3, 0.4, 0.3]))
+    accent = tuple(float(v) for v in rng.uniform(0.05, 0.95, 3))
+    if rng.random() < 0.3:  # white or black veins, as on the commonest marbled dice
+        accent = (0.92, 0.92, 0.9) if rng.random() < 0.6 else (0.06, 0.06, 0.06)
+    one = str(rng.choice(["pip", "big", "ring"], p=[0.5, 0.3, 0.2]))
+    pip = d.pip_colour
+    if rng.random() < 0.25:  # gold, red or another colour's pips
+        pip = str(rng.choice([c for c in COLOURS if c != d.colour and c != "gray"]))
+    return _with(d, material=material, accent=accent, one=one, pip_colour=pip)
 
 
 def _hand(

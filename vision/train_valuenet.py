@@ -565,12 +565,29 @@ def cocked_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
     return image, labels
 
 
+def fancy_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
+    """A scene of the preset whose dice are other makers': marbled, speckled, odd 1s and pips.
+
+    The presets draw only the game's opaque dice, so everything the nets knew of marbled and
+    glittery dice came from the few real photos' training halves (rune55 held-out 88% against
+    93% over the whole set): veins and flecks are edges on the face that are not pips.
+    """
+    from vision import synth
+
+    spec = synth.random_scene(seed, preset, 1280, 960)
+    rng = np.random.default_rng([seed, 6161])
+    dice = [synth.fancy(d, rng) for d in synth.random_dice(spec, rng)]
+    image, labels = synth.render(spec, dice, seed=seed)
+    return image, labels
+
+
 def _made_task(task: tuple[str, int, str, int]) -> tuple[str, int, tuple] | None:
-    """Crops of one scene placed here rather than by its preset: "edge" or "cocked"."""
+    """Crops of one scene placed here rather than by its preset: "edge", "cocked", "fancy"."""
     kind, seed, preset, copies = task
     cv2.setNumThreads(1)
     try:
-        image, labels = {"edge": edge_scene, "cocked": cocked_scene}[kind](seed, preset)
+        image, labels = {"edge": edge_scene, "cocked": cocked_scene,
+                         "fancy": fancy_scene}[kind](seed, preset)
     except Exception:  # leans on vision.synth internals: a change there must not stop training
         return None
     role = VAL if seed % 30 == 0 else FIT
@@ -616,6 +633,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
                DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, args.cocked_scenes, SHALLOW)
     if SCALE != CROP_SCALE:  # keyed only when set, so the shipped nets' caches stay valid
         options += (SCALE,)
+    if args.fancy_scenes:
+        options += ("fancy", args.fancy_scenes)
     key = hashlib.md5(repr((*options, src)).encode()).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -633,6 +652,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     leaning = ("hard", "normal", "wide")
     tasks_cocked = [("cocked", 40_000 + i, leaning[i % 3], args.synth_copies)
                     for i in range(args.cocked_scenes if why_no_synth is None else 0)]
+    tasks_cocked += [("fancy", 50_000 + i, presets[i % 3], args.synth_copies)
+                     for i in range(args.fancy_scenes if why_no_synth is None else 0)]
     parts: dict[str, list] = {"x": [], "y": [], "kind": [], "role": [], "set": []}
     set_ids = {name: i for i, name in enumerate([*SETS, "synth"])}
     t0 = time.time()
@@ -1015,6 +1036,8 @@ def main(argv: list[str] | None = None) -> int:
                          "labelled die (tray corners, printed art, counters)")
     ap.add_argument("--cocked-scenes", type=int, default=0,
                     help="extra synthetic scenes with 3-5 cocked dice each (hard/normal/wide)")
+    ap.add_argument("--fancy-scenes", type=int, default=0,
+                    help="synthetic scenes of other makers' dice (marbled, speckled, odd 1s)")
     ap.add_argument("--shallow-leans", action="store_true",
                     help="with --cocked-scenes: every other one leans its dice 18-26 degrees")
     ap.add_argument("--cocked-weight", type=int, default=3,
@@ -1077,6 +1100,9 @@ def main(argv: list[str] | None = None) -> int:
         trained_on.append(f"vision.synth {scenes} scenes (easy/normal/hard)")
     if args.wide_scenes:
         trained_on.append(f"vision.synth {args.wide_scenes} scenes (wide)")
+    if args.fancy_scenes:
+        trained_on.append(f"{args.fancy_scenes} scenes of marbled and speckled dice, odd 1s "
+                          "and pips (easy/normal/hard)")
     if args.cocked_scenes:
         trained_on.append(f"{args.cocked_scenes} scenes with 3-5 cocked dice each "
                           "(hard/normal/wide, --cocked-scenes"
