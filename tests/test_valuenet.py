@@ -229,6 +229,29 @@ def test_a_model_trained_on_turned_crops_is_given_turned_crops(tmp_path: Path) -
     assert not np.allclose(net.crop(img, box), crop_for(img, box, 1))
 
 
+def test_a_finer_crop_is_the_same_view_at_more_pixels() -> None:
+    img, box = draw_die(6, 25, (30, 30, 30), (240, 240, 240), side=120, canvas=260)
+    for up in (None, 30.0):
+        fine = crop_for(img, box, 3, up, size=48)
+        coarse = crop_for(img, box, 3, up)
+        assert fine.shape == (3, 48, 48) and coarse.shape == (3, CROP_SIZE, CROP_SIZE)
+        assert abs(float(fine.mean())) < 1e-4 and float(fine.std()) == pytest.approx(1, abs=0.01)
+        shrunk = cv2.resize(fine.transpose(1, 2, 0), (CROP_SIZE, CROP_SIZE),
+                            interpolation=cv2.INTER_AREA).transpose(2, 0, 1)
+        assert np.corrcoef(shrunk.ravel(), coarse.ravel())[0, 1] > 0.95
+
+
+def test_a_net_of_finer_crops_gets_them_and_cannot_be_averaged_with_coarser(
+        tmp_path: Path) -> None:
+    shutil.copy(DEFAULT_MODEL, tmp_path / "fine.onnx")
+    meta = json.loads(DEFAULT_MODEL.with_suffix(".json").read_text())
+    (tmp_path / "fine.json").write_text(json.dumps({**meta, "crop_size": 48}))
+    img, box = draw_die(2, 0, (40, 40, 200), (245, 245, 245), canvas=300)
+    assert ValueNet(tmp_path / "fine.onnx").crop(img, box).shape == (3, 48, 48)
+    with pytest.raises(ValueError, match=r"one size.*fine\.onnx: 48 px"):
+        ValueNet([DEFAULT_MODEL, tmp_path / "fine.onnx"])
+
+
 def test_a_larger_crop_scale_shows_the_surroundings() -> None:
     # A bright neighbour just beyond the box's margin is out of the usual crop and in a crop
     # cut at twice the box's side, where the die itself shrinks to about half the square.

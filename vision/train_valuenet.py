@@ -158,6 +158,7 @@ CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
 ORIENT = False  # set from --orient likewise: crops turned so the frame's centre is up
 SHALLOW = False  # set from --shallow-leans likewise: half the cocked scenes lean 18-26 deg
 SCALE = CROP_SCALE  # set from --crop-scale likewise: the crop square over the box's side
+SIZE = CROP_SIZE  # set from --crop-size: the crop's side in pixels
 UP_JITTER = 20.0  # degrees: the camera's axis is only roughly the frame's centre
 
 # Roles of an image's crops.
@@ -320,7 +321,7 @@ def _region(image: np.ndarray, box: list[float]) -> tuple[np.ndarray, list[float
 
 def _cut(image: np.ndarray, box: list[float]) -> np.ndarray:
     """`crop_for` as this run's options set it: channels, turn and scale."""
-    return crop_for(image, box, CHANNELS, _up(image, box), SCALE)
+    return crop_for(image, box, CHANNELS, _up(image, box), SCALE, SIZE)
 
 
 def _motion_kernel(length: float, angle: float) -> np.ndarray:
@@ -378,7 +379,7 @@ def _augmented(
         ok, buf = cv2.imencode(".jpg", u8, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 91))])
         if ok:
             u8 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    return _turn(crop_for(u8, b, CHANNELS, up, SCALE), rng)
+    return _turn(crop_for(u8, b, CHANNELS, up, SCALE, SIZE), rng)
 
 
 def _turn(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -388,7 +389,7 @@ def _turn(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def _crop_shape() -> tuple[int, ...]:
-    return (CROP_SIZE, CROP_SIZE) if CHANNELS == 1 else (CHANNELS, CROP_SIZE, CROP_SIZE)
+    return (SIZE, SIZE) if CHANNELS == 1 else (CHANNELS, SIZE, SIZE)
 
 
 def _nchw(x: np.ndarray) -> np.ndarray:
@@ -611,10 +612,11 @@ def synth_available() -> str | None:
 
 
 def _set_options(det_share: float, channels: int, orient: bool = False, hard: int = 0,
-                 cocked: int = 3, shallow: bool = False, scale: float = CROP_SCALE) -> None:
-    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT, SHALLOW, SCALE
+                 cocked: int = 3, shallow: bool = False, scale: float = CROP_SCALE,
+                 size: int = CROP_SIZE) -> None:
+    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT, SHALLOW, SCALE, SIZE
     DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT = det_share, channels, orient, hard, cocked
-    SHALLOW, SCALE = shallow, scale
+    SHALLOW, SCALE, SIZE = shallow, scale, size
 
 
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -633,6 +635,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
                DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, args.cocked_scenes, SHALLOW)
     if SCALE != CROP_SCALE:  # keyed only when set, so the shipped nets' caches stay valid
         options += (SCALE,)
+    if SIZE != CROP_SIZE:
+        options += ("size", SIZE)
     if args.fancy_scenes:
         options += ("fancy", args.fancy_scenes)
     key = hashlib.md5(repr((*options, src)).encode()).hexdigest()[:12]
@@ -663,7 +667,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         # Spawned workers import this module afresh: hand them the options set in main().
         with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
                                           initargs=(DET_SHARE, CHANNELS, ORIENT, HARD,
-                                                    COCKED_WEIGHT, SHALLOW, SCALE)) as pool:
+                                                    COCKED_WEIGHT, SHALLOW, SCALE, SIZE)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_made_task, tasks_edge + tasks_cocked, chunksize=4)
@@ -718,7 +722,8 @@ def make_model() -> Any:
                 *block(64, 64, False),
             )
             self.head = nn.Sequential(
-                nn.Flatten(), nn.Linear(64 * 16, 64), nn.ReLU(), nn.Linear(64, len(CLASSES))
+                nn.Flatten(), nn.Linear(64 * (SIZE // 8) ** 2, 64), nn.ReLU(),
+                nn.Linear(64, len(CLASSES)),
             )
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -909,7 +914,7 @@ def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None
 
     fused = fold_bn(model)
     path.parent.mkdir(parents=True, exist_ok=True)
-    dummy = torch.zeros(1, CHANNELS, CROP_SIZE, CROP_SIZE)
+    dummy = torch.zeros(1, CHANNELS, SIZE, SIZE)
     torch.onnx.export(
         fused, (dummy,), str(path), opset_version=13, input_names=["crops"],
         output_names=["logits"], dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}},
@@ -918,9 +923,10 @@ def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None
     meta = {
         "temperature": round(temperature, 5),
         "classes": list(CLASSES),
-        "crop": f"{'gray' if CHANNELS == 1 else 'bgr'}32 max(w,h)*{SCALE:g} z-norm",
+        "crop": f"{'gray' if CHANNELS == 1 else 'bgr'}{SIZE} max(w,h)*{SCALE:g} z-norm",
         "channels": CHANNELS,
         **({"crop_scale": SCALE} if SCALE != CROP_SCALE else {}),
+        **({"crop_size": SIZE} if SIZE != CROP_SIZE else {}),
         **({"orient": "centre"} if ORIENT else {}),
         **meta_extra,
         "date": dt.date.today().isoformat(),
@@ -1044,6 +1050,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="augmented copies of a cocked die per copy of a flat one")
     ap.add_argument("--channels", type=int, choices=(1, 3), default=3,
                     help="colour (3) or grey (1) crops: the reader averages one net of each")
+    ap.add_argument("--crop-size", type=int, default=CROP_SIZE, choices=(32, 40, 48, 64),
+                    help="crop side in pixels: finer crops keep small pips apart from glitter")
     ap.add_argument("--crop-scale", type=float, default=CROP_SCALE,
                     help="crop square over the box's longer side (more context for a lean)")
     ap.add_argument("--orient", action="store_true",
@@ -1066,7 +1074,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
     _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives,
-                 args.cocked_weight, args.shallow_leans, args.crop_scale)
+                 args.cocked_weight, args.shallow_leans, args.crop_scale, args.crop_size)
     args.out = args.out or OUT[args.channels]
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 

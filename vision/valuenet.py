@@ -54,8 +54,10 @@ def is_training_image(name: str) -> bool:
 
 
 def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
-             up: float | None = None, scale: float = CROP_SCALE) -> np.ndarray:
-    """Cut the net's input for one die box: a 32×32 float32 square, zero mean, unit spread.
+             up: float | None = None, scale: float = CROP_SCALE,
+             size: int = CROP_SIZE) -> np.ndarray:
+    """Cut the net's input for one die box: a float32 square (32×32 unless `size` says
+    otherwise), zero mean, unit spread.
 
     The square with 15% margin keeps the whole top face in view whatever the box's aspect.
     Per-crop normalisation takes lamp level out of the problem, so the net only has to learn
@@ -72,14 +74,15 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
 
     `scale` is the square's side over the box's longer side: a net that judges a lean from
     what the die rests on (a neighbour, a wall, the gap beneath it) needs more of the
-    surroundings than the 15% margin that is enough to read the top face.
+    surroundings than the 15% margin that is enough to read the top face. `size` is the
+    crop's side in pixels (32 unless a net was trained on finer crops).
     """
     x0, y0, x1, y1 = (float(v) for v in bbox)
     side = max(x1 - x0, y1 - y0, 1.0) * scale
     # A turned crop is cut from a square √2 larger, so its corners hold image, not border.
     grow = 1.0 if up is None else math.sqrt(2.0)
     side *= grow
-    out = CROP_SIZE if up is None else math.ceil(CROP_SIZE * grow)
+    out = size if up is None else math.ceil(size * grow)
     cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
     n = max(1, round(side))
     left = round(cx - side / 2.0)
@@ -113,8 +116,8 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
     if up is not None:
         # Shrunk first (INTER_AREA, no aliasing of small pips), then turned at crop scale.
         m = cv2.getRotationMatrix2D((out / 2.0, out / 2.0), up + 90.0, 1.0)
-        m[:, 2] += (CROP_SIZE - out) / 2.0
-        small = cv2.warpAffine(small, m, (CROP_SIZE, CROP_SIZE), flags=cv2.INTER_LINEAR,
+        m[:, 2] += (size - out) / 2.0
+        small = cv2.warpAffine(small, m, (size, size), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_REPLICATE)
     if small.ndim == 2:
         small = small[:, :, None]
@@ -154,15 +157,16 @@ class _Member:
     channels: int
     orient: bool  # trained on crops turned towards the frame's centre
     scale: float = CROP_SCALE  # crop square over the box's longer side
+    size: int = CROP_SIZE  # crop side in pixels
 
     @property
-    def kind(self) -> tuple[int, bool, float]:
+    def kind(self) -> tuple[int, bool, float, int]:
         """Members whose crops are cut alike share one crop."""
-        return self.channels, self.orient, self.scale
+        return self.channels, self.orient, self.scale, self.size
 
     def crop(self, image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
         up = towards_centre(image_bgr.shape, bbox) if self.orient else None
-        return crop_for(image_bgr, bbox, self.channels, up, self.scale)
+        return crop_for(image_bgr, bbox, self.channels, up, self.scale, self.size)
 
 
 class ValueNet:
@@ -205,18 +209,27 @@ class ValueNet:
             self.members.append(_Member(model, net, meta, float(meta.get("temperature", 1.0)),
                                         int(meta.get("channels", 1)),
                                         meta.get("orient") == "centre",
-                                        float(meta.get("crop_scale", CROP_SCALE))))
+                                        float(meta.get("crop_scale", CROP_SCALE)),
+                                        int(meta.get("crop_size", CROP_SIZE))))
         first = self.members[0]
+        if any(m.size != first.size for m in self.members):
+            # Crops are stacked on the channel axis, so they must be one size. (Tried in the
+            # eleventh session: a 48 px colour net in place of one of the 32 px ones did not
+            # read better in the four, though it did alone.)
+            raise ValueError("the averaged nets must take crops of one size, got "
+                             + ", ".join(f"{m.path.name}: {m.size} px" for m in self.members))
+        self.size = first.size
         self.path, self.meta, self.temperature = first.path, first.meta, first.temperature
         # Channels of the crop `crop` cuts: every member's input, stacked.
         self.channels = sum(m.channels for m in self.members)
 
     def crop(self, image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
-        """The models' input for one box: grey (32,32) for a lone grey model, else every
-        member's crop stacked on the channel axis, (channels,32,32)."""
+        """The models' input for one box: grey (S,S) for a lone grey model, else every
+        member's crop stacked on the channel axis, (channels,S,S); S is 32 unless the nets
+        were trained on other crops (`crop_size` in their metadata)."""
         if len(self.members) == 1:
             return self.members[0].crop(image_bgr, bbox)
-        cut: dict[tuple[int, bool, float], np.ndarray] = {}
+        cut: dict[tuple[int, bool, float, int], np.ndarray] = {}
         parts = []
         for m in self.members:
             if m.kind not in cut:
@@ -232,8 +245,8 @@ class ValueNet:
         means; an average of calibrated members leans, if anything, towards doubt.
         """
         crops = np.asarray(crops, dtype=np.float32)
-        one = (CROP_SIZE, CROP_SIZE) if self.channels == 1 else (
-            self.channels, CROP_SIZE, CROP_SIZE)
+        one = (self.size, self.size) if self.channels == 1 else (
+            self.channels, self.size, self.size)
         if crops.ndim == len(one):
             crops = crops[None]
         if crops.shape[1:] != one:
