@@ -571,7 +571,8 @@ def fancy_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
 
     The presets draw only the game's opaque dice, so everything the nets knew of marbled and
     glittery dice came from the few real photos' training halves (rune55 held-out 88% against
-    93% over the whole set): veins and flecks are edges on the face that are not pips.
+    93% over the whole set): veins and flecks are edges on the face that are not pips. Tried
+    in the colour net (eleventh session): it read real marbled dice no better (README).
     """
     from vision import synth
 
@@ -656,8 +657,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     leaning = ("hard", "normal", "wide")
     tasks_cocked = [("cocked", 40_000 + i, leaning[i % 3], args.synth_copies)
                     for i in range(args.cocked_scenes if why_no_synth is None else 0)]
-    tasks_cocked += [("fancy", 50_000 + i, presets[i % 3], args.synth_copies)
-                     for i in range(args.fancy_scenes if why_no_synth is None else 0)]
+    tasks_fancy = [("fancy", 50_000 + i, presets[i % 3], args.synth_copies)
+                   for i in range(args.fancy_scenes if why_no_synth is None else 0)]
     parts: dict[str, list] = {"x": [], "y": [], "kind": [], "role": [], "set": []}
     set_ids = {name: i for i, name in enumerate([*SETS, "synth"])}
     t0 = time.time()
@@ -670,7 +671,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
                                                     COCKED_WEIGHT, SHALLOW, SCALE, SIZE)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
-            yield from pool.imap_unordered(_made_task, tasks_edge + tasks_cocked, chunksize=4)
+            yield from pool.imap_unordered(_made_task, tasks_edge + tasks_cocked + tasks_fancy,
+                                           chunksize=4)
 
     for r in results():
         done += 1
@@ -683,7 +685,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         parts["role"].append(np.full(len(y), role, np.int8))
         parts["set"].append(np.full(len(y), set_ids[set_name], np.int8))
         if done % 200 == 0:
-            total = len(tasks_real) + len(tasks_synth) + len(tasks_edge) + len(tasks_cocked)
+            total = (len(tasks_real) + len(tasks_synth) + len(tasks_edge) + len(tasks_cocked)
+                     + len(tasks_fancy))
             print(f"  {done}/{total} images, {time.time() - t0:.0f} s", flush=True)
     data = {k: np.concatenate(v) for k, v in parts.items()}
     data["set_names"] = np.array([*SETS, "synth"])
