@@ -28,7 +28,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from vision.evaluate import evaluate, format_table, load_manifest  # noqa: E402
+from vision.evaluate import evaluate, format_table, iou, load_manifest  # noqa: E402
 from vision.reader import DiceReader  # noqa: E402
 
 TARGETS = """Targets (issue 3): synthetic hard: recall, precision, value accuracy >= 99.5%, zero
@@ -42,11 +42,18 @@ LABEL_FIXES = REPO / "bench" / "label_fixes.json"
 def audited_copy(name: str, folder: Path, tmp: Path, fixes_file: Path = LABEL_FIXES
                  ) -> Path | None:
     """The set with `label_fixes.json`'s corrections, as a manifest beside links to the
-    original images; None when nothing is listed for it. A fix whose `was` no longer matches
-    the manifest stops the benchmark: the set changed and the audit must be redone."""
+    original images; None when nothing is listed for it. A fix is either a value (`die`, `was`,
+    `value`) or a die the labels miss (`add`: its value and box in the manifest's pixels). A
+    fix that no longer fits the manifest (`was` changed, or the added die is labelled by now)
+    stops the benchmark: the set changed and the audit must be redone."""
     fixes = json.loads(fixes_file.read_text(encoding="utf-8"))
-    todo = {(f["image"], f["die"]): f for f in fixes.get(name, [])}
-    if not todo:
+    listed = fixes.get(name, [])
+    todo = {(f["image"], f["die"]): f for f in listed if "add" not in f}
+    adds: dict[str, list[dict]] = {}
+    for f in listed:
+        if "add" in f:
+            adds.setdefault(f["image"], []).append(f["add"])
+    if not listed:
         return None
     out = tmp / f"{name}-audited"
     out.mkdir()
@@ -62,9 +69,15 @@ def audited_copy(name: str, folder: Path, tmp: Path, fixes_file: Path = LABEL_FI
                     raise SystemExit(f"label_fixes.json: {name} {entry['image']} die {i} is "
                                      f"{die.get('value')}, not {fix['was']}: redo the audit")
                 die["value"] = fix["value"]
+        for add in adds.pop(entry["image"], []):
+            if any(iou(add["bbox"], die["bbox"]) >= 0.3 for die in entry["dice"]):
+                raise SystemExit(f"label_fixes.json: {name} {entry['image']}: the die added "
+                                 f"at {add['bbox']} is labelled now: redo the audit")
+            entry["dice"].append({"value": add["value"], "bbox": add["bbox"]})
         lines.append(json.dumps(entry))
-    if todo:
-        raise SystemExit(f"label_fixes.json: {name}: no such dice {sorted(todo)}")
+    if todo or adds:
+        missing = sorted(todo) + sorted(adds)
+        raise SystemExit(f"label_fixes.json: {name}: no such dice or images {missing}")
     (out / "manifest.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     for item in folder.iterdir():
         if item.name != "manifest.jsonl":

@@ -627,3 +627,34 @@ def test_a_stale_label_fix_stops_the_benchmark(tmp_path: Path):
     out.mkdir()
     with pytest.raises(SystemExit, match="is 3, not 5"):
         _bench_vision().audited_copy("set", folder, out, fixes)
+
+
+def test_an_audit_can_add_a_die_the_labels_miss(tmp_path: Path):
+    """A die drawn but never labelled: the published labels count the reader's right read as
+    an invention; the audited copy, given the die, counts it found and right."""
+    missing = labels_for(SCENE_A)[:3]  # the 6 at (20, 100) has no label
+    folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), missing)})
+    fixes = tmp_path / "fixes.json"
+    fixes.write_text(json.dumps({"set": [
+        {"image": "images/a.png", "add": {"value": 6, "bbox": [20, 100, 60, 140]},
+         "why": "test"}]}))
+    out = tmp_path / "out"
+    out.mkdir()
+    audited = _bench_vision().audited_copy("set", folder, out, fixes)
+    before = evaluate(folder, pixel_reader)
+    after = evaluate(audited, pixel_reader)
+    assert (before.labels, before.precision, before.confident_wrong) == (3, 0.75, 1)
+    assert (after.labels, after.precision, after.confident_wrong) == (4, 1.0, 0)
+    assert after.value_accuracy == 1.0
+
+
+def test_an_added_die_that_is_labelled_by_now_stops_the_benchmark(tmp_path: Path):
+    folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), labels_for(SCENE_A))})
+    fixes = tmp_path / "fixes.json"
+    fixes.write_text(json.dumps({"set": [
+        {"image": "images/a.png", "add": {"value": 6, "bbox": [22, 98, 61, 141]},
+         "why": "test"}]}))
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(SystemExit, match="is labelled now"):
+        _bench_vision().audited_copy("set", folder, out, fixes)
