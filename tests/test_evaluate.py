@@ -597,20 +597,25 @@ def _bench_vision():
     return module
 
 
+def _audit(tmp_path: Path, folder: Path, *fixes: dict) -> Path | None:
+    """bench/vision.py's audited copy of set "set" under these fixes to image a.png."""
+    path = tmp_path / "fixes.json"
+    path.write_text(json.dumps({"set": [{"image": "images/a.png", "why": "test", **f}
+                                        for f in fixes]}))
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    return _bench_vision().audited_copy("set", folder, out, path)
+
+
 def test_audited_labels_fix_only_the_listed_dice(tmp_path: Path):
     """A die labelled 5 that shows 3: the published labels count the pixel reader wrong once,
     the audited copy counts it right, and nothing else moves."""
     wrong = labels_for(SCENE_A)
     wrong[1]["value"] = 5  # the die drawn as 3
     folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), wrong)})
-    fixes = tmp_path / "fixes.json"
-    fixes.write_text(json.dumps({"set": [
-        {"image": "images/a.png", "die": 1, "was": 5, "value": 3, "why": "test"}]}))
-    bench = _bench_vision()
-    out = tmp_path / "out"
-    out.mkdir()
-    audited = bench.audited_copy("set", folder, out, fixes)
-    assert bench.audited_copy("other", folder, out, fixes) is None
+    audited = _audit(tmp_path, folder, {"die": 1, "was": 5, "value": 3})
+    assert _bench_vision().audited_copy("other", folder, tmp_path / "out",
+                                        tmp_path / "fixes.json") is None
     before = evaluate(folder, pixel_reader)
     after = evaluate(audited, pixel_reader)
     assert (before.value_accuracy, after.value_accuracy) == (0.75, 1.0)
@@ -620,13 +625,8 @@ def test_audited_labels_fix_only_the_listed_dice(tmp_path: Path):
 
 def test_a_stale_label_fix_stops_the_benchmark(tmp_path: Path):
     folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), labels_for(SCENE_A))})
-    fixes = tmp_path / "fixes.json"
-    fixes.write_text(json.dumps({"set": [
-        {"image": "images/a.png", "die": 1, "was": 5, "value": 3, "why": "test"}]}))
-    out = tmp_path / "out"
-    out.mkdir()
     with pytest.raises(SystemExit, match="is 3, not 5"):
-        _bench_vision().audited_copy("set", folder, out, fixes)
+        _audit(tmp_path, folder, {"die": 1, "was": 5, "value": 3})
 
 
 def test_an_audit_can_add_a_die_the_labels_miss(tmp_path: Path):
@@ -634,13 +634,7 @@ def test_an_audit_can_add_a_die_the_labels_miss(tmp_path: Path):
     an invention; the audited copy, given the die, counts it found and right."""
     missing = labels_for(SCENE_A)[:3]  # the 6 at (20, 100) has no label
     folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), missing)})
-    fixes = tmp_path / "fixes.json"
-    fixes.write_text(json.dumps({"set": [
-        {"image": "images/a.png", "add": {"value": 6, "bbox": [20, 100, 60, 140]},
-         "why": "test"}]}))
-    out = tmp_path / "out"
-    out.mkdir()
-    audited = _bench_vision().audited_copy("set", folder, out, fixes)
+    audited = _audit(tmp_path, folder, {"add": {"value": 6, "bbox": [20, 100, 60, 140]}})
     before = evaluate(folder, pixel_reader)
     after = evaluate(audited, pixel_reader)
     assert (before.labels, before.precision, before.confident_wrong) == (3, 0.75, 1)
@@ -650,11 +644,5 @@ def test_an_audit_can_add_a_die_the_labels_miss(tmp_path: Path):
 
 def test_an_added_die_that_is_labelled_by_now_stops_the_benchmark(tmp_path: Path):
     folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), labels_for(SCENE_A))})
-    fixes = tmp_path / "fixes.json"
-    fixes.write_text(json.dumps({"set": [
-        {"image": "images/a.png", "add": {"value": 6, "bbox": [22, 98, 61, 141]},
-         "why": "test"}]}))
-    out = tmp_path / "out"
-    out.mkdir()
     with pytest.raises(SystemExit, match="is labelled now"):
-        _bench_vision().audited_copy("set", folder, out, fixes)
+        _audit(tmp_path, folder, {"add": {"value": 6, "bbox": [22, 98, 61, 141]}})
