@@ -48,11 +48,13 @@ def audited_copy(name: str, folder: Path, tmp: Path, fixes_file: Path = LABEL_FI
     stops the benchmark: the set changed and the audit must be redone."""
     fixes = json.loads(fixes_file.read_text(encoding="utf-8"))
     listed = fixes.get(name, [])
-    todo = {(f["image"], f["die"]): f for f in listed if "add" not in f}
+    todo: dict[tuple[str, int], dict] = {}
     adds: dict[str, list[dict]] = {}
     for f in listed:
         if "add" in f:
             adds.setdefault(f["image"], []).append(f["add"])
+        else:
+            todo[(f["image"], f["die"])] = f
     if not listed:
         return None
     out = tmp / f"{name}-audited"
