@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 
@@ -325,6 +326,37 @@ def test_small_dice_of_a_distant_camera_get_a_second_look_and_are_never_certain(
     assert with_look > without and with_look >= 0.85 * labels
     small = [r for r in reads if r.side < rd.SURE_SIDE]
     assert small and all(r.confidence < rd.CERTAIN for r in small)
+
+
+def test_the_second_look_scales_with_how_small_the_dice_are(monkeypatch: pytest.MonkeyPatch):
+    """A camera further off still (the scenes above shrunk to 62%, dice of 10-18 px): a
+    second look at a fixed 640 px leaves them too small for the detector; one sized to the
+    dice finds nearly all of them."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    def far(seed: int, f: float = 0.62) -> tuple[np.ndarray, list[dict]]:
+        img, entry = render_scene(seed, "normal", 1280, 960)
+        small = cv2.resize(img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        h, w = small.shape[:2]
+        top, left = (960 - h) // 2, (1280 - w) // 2
+        frame = cv2.copyMakeBorder(small, top, 960 - h - top, left, 1280 - w - left,
+                                   cv2.BORDER_REPLICATE)
+        dice = [dict(d, bbox=[d["bbox"][0] * f + left, d["bbox"][1] * f + top,
+                              d["bbox"][2] * f + left, d["bbox"][3] * f + top])
+                for d in entry["dice"]]
+        return frame, dice
+
+    scenes = [far(seed) for seed in (38, 51, 60, 71, 80, 91)]
+    labels = sum(len(dice) for _, dice in scenes)
+
+    def found() -> int:
+        return sum(len(matched(dice, READER.read(img))) for img, dice in scenes)
+
+    sized = found()
+    monkeypatch.setattr(rd, "SMALL_DICE_MAX", 640)  # the fixed second look it replaced
+    fixed = found()
+    assert sized >= 0.9 * labels and sized > fixed
 
 
 def test_reader_refuses_non_images():
