@@ -184,11 +184,19 @@ def relative_colours(frame: np.ndarray, boxes: list) -> list[np.ndarray]:
     return list(np.where(coloured[:, None], vivid, body_lab).astype(np.float32))
 
 
-def nearest_relative(lab: np.ndarray) -> str:
-    """The built-in colour nearest to a pip-relative Lab colour."""
+def nearest_relative(lab: np.ndarray, pips: bool = False) -> str:
+    """The built-in colour nearest to a pip-relative Lab colour.
+
+    `pips`: the die shows pips. Royale's gray dice are blank, so such a die is never gray;
+    without this, a white die in dim light or shade was named gray (synthetic scenes: 47 of
+    its 178 misnamed dice).
+    """
     d = _RELATIVE_LABS - np.asarray(lab, np.float32)
     d[:, 0] *= RELATIVE_L_WEIGHT
-    return _RELATIVE_NAMES[int(np.argmin((d * d).sum(axis=1)))]
+    dist = (d * d).sum(axis=1)
+    if pips:
+        dist[_RELATIVE_NAMES.index("gray")] = np.inf
+    return _RELATIVE_NAMES[int(np.argmin(dist))]
 
 
 _RELATIVE_NAMES = list(RELATIVE_PALETTE)
@@ -435,20 +443,25 @@ class DiceReader:
             if r.value is not None and r.confidence >= CERTAIN:
                 # Last, as the costliest check: only a read still certain can be demoted.
                 r.confidence = self._second_opinion(frame, r.bbox, r.value, r.confidence)
-        for r, colour in zip(reads, self._colours(frame, [r.bbox for r in reads]), strict=True):
+        colours = self._colours(frame, [r.bbox for r in reads], pips=[r.value is not None
+                                                                       for r in reads])
+        for r, colour in zip(reads, colours, strict=True):
             r.colour = colour
         return reads
 
-    def _colours(self, frame: np.ndarray, boxes: list, gains: np.ndarray | None = None
-                 ) -> list[str]:
+    def _colours(self, frame: np.ndarray, boxes: list, gains: np.ndarray | None = None,
+                 pips: list[bool] | None = None) -> list[str]:
         """Name each die's colour: against the profile's colours when it has them (measured
         under its white balance; `gains` are worked out here unless given), else against its
-        white pips (`RELATIVE_PALETTE`), which needs no balance."""
+        white pips (`RELATIVE_PALETTE`), which needs no balance. `pips` says which dice were
+        read with a value (see `nearest_relative`)."""
         if self.profile and self.profile.colours:
             if gains is None:
                 gains = self._balance(frame, boxes)
             return [self._box_colour(frame, b, gains)[0] for b in boxes]
-        return [nearest_relative(lab) for lab in relative_colours(frame, boxes)]
+        shown = pips if pips is not None else [False] * len(boxes)
+        return [nearest_relative(lab, p)
+                for lab, p in zip(relative_colours(frame, boxes), shown, strict=True)]
 
     def _balance(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]
                  ) -> np.ndarray:
