@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,7 +143,13 @@ def _otsu_rows(v: np.ndarray) -> np.ndarray:
 
 
 def relative_colours(frame: np.ndarray, boxes: list) -> list[np.ndarray]:
-    """Each die's colour in Lab relative to white pips (see RELATIVE_PALETTE).
+    """Each die's colour in Lab relative to white pips (see RELATIVE_PALETTE)."""
+    return list(_relative(frame, boxes)[0])
+
+
+def _relative(frame: np.ndarray, boxes: list) -> tuple[np.ndarray, np.ndarray]:
+    """Each die's pip-relative Lab colour (dice, 3) and the per-channel gain (dice, 3)
+    that maps its reference white to PIP_WHITE.
 
     The middle of the die (its box less a fifth each side) is split into body and pips by
     brightness (Otsu): the larger side is the body, the brighter half of the other side the
@@ -154,7 +161,7 @@ def relative_colours(frame: np.ndarray, boxes: list) -> list[np.ndarray]:
     and the bevels and sides still show the paint.
     """
     if not len(boxes):
-        return []
+        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)
     pix = _patches(frame, boxes)
     g = SAMPLE_PX
     m = round(g * (0.2 - CHROMA_MARGIN) / (1 - 2 * CHROMA_MARGIN))
@@ -181,7 +188,7 @@ def relative_colours(frame: np.ndarray, boxes: list) -> list[np.ndarray]:
     body_rel = np.clip(body * scale, 0, 255).reshape(-1, 1, 3).astype(np.float32) / 255.0
     body_lab = cv2.cvtColor(body_rel, cv2.COLOR_BGR2Lab).reshape(-1, 3)
     coloured = np.hypot(vivid[:, 1], vivid[:, 2]) > VIVID_CHROMA
-    return list(np.where(coloured[:, None], vivid, body_lab).astype(np.float32))
+    return np.where(coloured[:, None], vivid, body_lab).astype(np.float32), scale
 
 
 def nearest_relative(lab: np.ndarray, pips: bool = False) -> str:
@@ -235,34 +242,21 @@ class DiceReader:
         value net is in use), else with the floor model; False forces the floor model.
         """
         self.profile = profile
-        self.net = None
-        self.context = None
-        self.detector = None
         self.last_proposals: tuple[list, np.ndarray] | None = None
+        self.net = self.context = self.detector = self.colour_net = None
         if learned is not False:
-            try:
-                from .valuenet import ValueNet
+            from .valuenet import CONTEXT_MODEL, ValueNet
 
-                self.net = ValueNet()
-            except (ImportError, FileNotFoundError, cv2.error):
-                if learned:
-                    raise
+            self.net = _load(ValueNet, learned)
             if self.net is not None:
-                try:
-                    from .valuenet import CONTEXT_MODEL
+                self.context = _load(lambda: ValueNet(CONTEXT_MODEL), learned)
+                from .colournet import ColourNet
 
-                    self.context = ValueNet(CONTEXT_MODEL)
-                except (FileNotFoundError, cv2.error):
-                    if learned:
-                        raise
+                self.colour_net = _load(ColourNet, learned)
             if self.net is not None and detector is not False:
-                try:
-                    from .detector import Detector
+                from .detector import Detector
 
-                    self.detector = Detector()
-                except (ImportError, FileNotFoundError, cv2.error):
-                    if detector:
-                        raise
+                self.detector = _load(Detector, detector)
         refs = list(profile.colours) if profile and profile.colours else builtin_palette()
         self.names = [r.name for r in refs]
         self.labs = np.array([r.lab for r in refs], np.float32)
@@ -460,8 +454,18 @@ class DiceReader:
                 gains = self._balance(frame, boxes)
             return [self._box_colour(frame, b, gains)[0] for b in boxes]
         shown = pips if pips is not None else [False] * len(boxes)
-        return [nearest_relative(lab, p)
-                for lab, p in zip(relative_colours(frame, boxes), shown, strict=True)]
+        labs, scale = _relative(frame, boxes)
+        names = [nearest_relative(lab, p) for lab, p in zip(labs, shown, strict=True)]
+        if self.colour_net is None or not len(boxes):
+            return names
+        from .colournet import COLOURS, colour_crop
+
+        # The net sees the whole die (a glossy top mirroring the lamp hides the paint that
+        # its bevels and sides still show); it knows no gray, which only a blank die is.
+        probs = self.colour_net.predict(np.stack([
+            colour_crop(frame, b, g, lab) for b, g, lab in zip(boxes, scale, labs, strict=True)]))
+        return [name if name == "gray" else COLOURS[int(np.argmax(p))]
+                for name, p in zip(names, probs, strict=True)]
 
     def _balance(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]
                  ) -> np.ndarray:
@@ -934,6 +938,17 @@ class DiceReader:
 
 
 _PERMS = {n: np.array(list(itertools.permutations(range(n))), np.intp) for n in range(1, 7)}
+
+
+def _load(make: Callable[[], Any], required: bool | None) -> Any:
+    """A learned part, or None when its model file is missing or unreadable, unless it is
+    `required` (then the error stands: a test or a benchmark asked for that very part)."""
+    try:
+        return make()
+    except (FileNotFoundError, cv2.error, ValueError):
+        if required:
+            raise
+        return None
 
 
 def _face_fit(pts: np.ndarray, count: int) -> float:
