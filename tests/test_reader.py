@@ -403,6 +403,22 @@ def test_the_second_look_scales_with_how_small_the_dice_are(monkeypatch: pytest.
     assert sized >= 0.9 * labels and sized > fixed
 
 
+def test_a_speck_far_smaller_than_the_dice_is_no_die(monkeypatch: pytest.MonkeyPatch):
+    """A normal scene where the detector also boxes a 9 px speck among dice of 26 px."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(36, "normal", 1280, 960)
+    reads = READER.read(img)
+    typical = float(np.median([r.side for r in reads]))
+    assert len(reads) >= 3 and all(r.side >= 0.5 * typical for r in reads)
+    kept = len(matched(entry["dice"], reads))
+    monkeypatch.setattr(rd, "SPECK_SHARE", 0.0)
+    unfiltered = READER.read(img)
+    assert len(unfiltered) > len(reads)  # the speck is there to be dropped
+    assert len(matched(entry["dice"], unfiltered)) == kept  # and no die went with it
+
+
 def test_reader_refuses_non_images():
     with pytest.raises(ValueError, match="BGR image"):
         READER.read(np.zeros((10, 10), np.uint8))
