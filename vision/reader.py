@@ -360,11 +360,10 @@ class DiceReader:
             # input large enough to bring them to a side the net was trained on and add what
             # it finds (the same die found twice is reported once, below). A fixed 640 px
             # second look left dice of 7-10 px at the first input still at 9-12 px (loose
-            # renders: recall 89.5%, against 97.3% scaled to the dice). Judged by the dice
+            # renders: recall 89.5%, against 97.7% scaled to the dice). Judged by the dice
             # the net is sure of, so specks on a hand over the tray do not trigger it.
             k = self.detector.long_side / max(h, w)
-            small = np.median([(d.bbox[2] - d.bbox[0] + d.bbox[3] - d.bbox[1]) / 2 * k
-                               for d in sure])
+            small = float(np.median([_side(d.bbox) for d in sure])) * k
             if small < SMALL_DIE_INPUT:
                 goal = self.detector.long_side * SMALL_DIE_GOAL / small
                 long = min(goal, SMALL_DICE_MAX, max(h, w))
