@@ -6,12 +6,12 @@ Usage (in the training venv, see README.md; never part of `make test`):
 
 Samples are the reader's own boxes (as the net will see them at run time) matched to labelled
 dice: synthetic scenes of the `normal`, `hard` and `wide` presets (seeds from 500,000 on, far
-from the benchmark's and the tests'), and the training halves of the rendered sets that label
-colours (`vision.valuenet.is_training_image`), each of their dice cut a few times from jittered
-boxes. The held-out halves are only reported. Each crop is scaled by the die's reference
-white exactly as the reader does (`colournet.colour_crop`); training jitters that gain a
-little, since the reference is itself an estimate, and turns and mirrors the crops, which
-change no colour.
+from the benchmark's and the tests'; a share of the dice with black pips), and the training
+halves of the rendered sets that label colours (`vision.valuenet.is_training_image`), each of
+their dice cut a few times from jittered boxes. The held-out halves are only reported. Each
+crop is scaled by the die's reference white exactly as the reader does
+(`colournet.colour_crop`); training jitters that gain a little, since the reference is itself
+an estimate, and turns and mirrors the crops, which change no colour.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import hashlib
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -43,14 +44,18 @@ from vision.colournet import (  # noqa: E402
 )
 from vision.evaluate import load_example, load_manifest, match  # noqa: E402
 from vision.reader import DiceReader, _relative  # noqa: E402
-from vision.synth import render_scene  # noqa: E402
+from vision.synth import random_dice, random_scene, render  # noqa: E402
 from vision.valuenet import is_training_image  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 RENDERS = ("mounted", "loose")
 PRESETS = ("normal", "hard", "wide")
 SEED0 = 500_000
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+# The game's dice have white pips but for white and yellow ones; other makers' (and the
+# renders') also come with black pips on orange, red, green... A net that only ever saw
+# black pips on yellow and white dice named the renders' black-pipped orange dice yellow.
+BLACK_PIPS = 0.3  # share of the other colours' dice given black pips in training scenes
 
 
 def die_samples(reader: DiceReader, image: np.ndarray, labels: list[dict],
@@ -96,8 +101,12 @@ def gather(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, np.ndarray]]
     out: dict[str, tuple[list, list]] = {"synth": ([], []), "train": ([], []), "held": ([], [])}
     t = time.time()
     for i in range(args.scenes):
-        image, entry = render_scene(SEED0 + i, PRESETS[i % len(PRESETS)], 1280, 960)
-        x, y = die_samples(reader, image, entry["dice"], rng, 1)
+        spec = random_scene(SEED0 + i, PRESETS[i % len(PRESETS)], 1280, 960)
+        dice = [replace(d, pip_colour="black")
+                if d.colour not in ("white", "yellow", "gray") and rng.random() < BLACK_PIPS
+                else d for d in random_dice(spec, rng)]
+        image, labels = render(spec, dice, seed=SEED0 + i)
+        x, y = die_samples(reader, image, labels, rng, 1)
         out["synth"][0].extend(x)
         out["synth"][1].extend(y)
         if i % 200 == 199:
