@@ -290,6 +290,25 @@ def test_biggy_is_flagged_big():
     assert [r.big for _, r in pairs] == [lab["big"] for lab, _ in pairs] == [False, True, False]
 
 
+def test_dice_in_a_wide_lens_corners_are_not_biggies(monkeypatch: pytest.MonkeyPatch):
+    """Off the frame's centre a die's box takes in its side faces: ordinary dice towards a
+    wide lens's corners looked as large as the Biggy in the middle."""
+    from vision import reader as rd
+
+    s = random_scene(5, "wide")
+    cx, cy = centre(s)
+    fx, fy = s.floor_w_mm * 0.42, s.floor_h_mm * 0.38
+    corners = [(-1, -1), (1, -1), (-1, 1), (1, 1), (0, -1), (0, 1)]
+    dice = [die(cx + sx * fx, cy + sy * fy, v) for v, (sx, sy) in enumerate(corners, 1)]
+    dice += [die(cx - 30, cy, 2), die(cx + 30, cy, 3, big=True)]
+    img, labels = render(s, dice, seed=5)
+    pairs = matched(labels, READER.read(img))
+    assert len(pairs) == 8
+    assert [r.big for _, r in pairs] == [lab["big"] for lab, _ in pairs]
+    monkeypatch.setattr(rd, "PERSPECTIVE_GROWTH", 0.0)  # boxes compared as they come
+    assert sum(r.big for _, r in matched(labels, READER.read(img))) > 1
+
+
 def counters(seed: int) -> np.ndarray:
     """A light board with six flat grey discs on it, like the counters beside byler's dice."""
     import cv2
