@@ -209,6 +209,9 @@ def test_learned_profile_reads_colours_under_this_light(kelvin: float, ev: float
           f"= {right_p / total:.3f}, built-in palette {right_0}/{total} = {right_0 / total:.3f}")
     assert total >= 200
     assert right_p / total >= 0.995
+    # Without a profile the colour net names the game's colours under these lamps too (the
+    # pip-relative rule alone: 78% under the bright cold one).
+    assert right_0 / total >= 0.97
 
 
 # Dice of another maker: a teal "blue", a maroon "red", a lilac "purple", a coral "pink".
