@@ -9,15 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.colournet import (
-    CHANNELS,
-    COLOURS,
-    DEFAULT_MODEL,
-    PIP_WHITE,
-    SIZE,
-    ColourNet,
-    colour_crop,
-)
+from vision.colournet import CHANNELS, COLOURS, DEFAULT_MODEL, SIZE, ColourNet, colour_crop
+from vision.reader import PIP_WHITE
 
 
 def test_the_crop_maps_the_die_s_reference_white_to_pip_white_whatever_the_lamp():

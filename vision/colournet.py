@@ -24,7 +24,6 @@ COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "black"
 SIZE = 24  # crop side in pixels: colour needs no pip detail
 CHANNELS = 6  # the die's BGR scaled by its pip white, and the rule's Lab summary
 SCALE = 1.15  # crop side over the box's longer side, as for the value nets
-PIP_WHITE = 235.0  # the pip white the scale maps to (reader.PIP_WHITE)
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "colournet.onnx"
 
 
@@ -33,7 +32,7 @@ def colour_crop(image_bgr: np.ndarray, bbox: Sequence[float], scale: Sequence[fl
     """The net's input for one die: (6, SIZE, SIZE) float32.
 
     Channels 0-2: the die, its pip white near 0.42. `scale` (per BGR channel) maps the die's
-    reference white (its own white pips, or the other dice's) to PIP_WHITE, as
+    reference white (its own white pips, or the other dice's) to `reader.PIP_WHITE`, as
     `reader.relative_colours` works it out: that takes the lamp's colour and level out.
     Unlike the value nets' crops, no per-crop normalisation: the absolute level is what
     tells black from white. Channels 3-5: the pip-relative Lab colour the built-in rule
