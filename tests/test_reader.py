@@ -290,6 +290,29 @@ def test_biggy_is_flagged_big():
     assert [r.big for _, r in pairs] == [lab["big"] for lab, _ in pairs] == [False, True, False]
 
 
+def test_a_square_biggy_stands_out_from_turned_dice(monkeypatch: pytest.MonkeyPatch):
+    """An ordinary die turned 45 degrees has an axis-aligned box as large as a Biggy lying
+    square: the turn is read from the die's edges and allowed for."""
+    from vision import reader as rd
+
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    frames = []
+    for k in range(6):
+        dice = [die(cx + (i % 3 - 1) * 45, cy + (i // 3 - 0.5) * 50, i + 1, big=i == 0,
+                    angle_deg=k * 9.0 + i * 7) for i in range(6)]
+        frames.append(scene(dice)[1:])
+
+    def flags() -> list[tuple[bool, bool]]:
+        return [(lab["big"], r.big) for img, labels in frames
+                for lab, r in matched(labels, READER.read(img))]
+
+    got = flags()
+    assert len(got) == 36 and all(want == read for want, read in got)
+    monkeypatch.setattr(rd, "TURN_FOLLOW", 0.0)  # boxes compared as they come
+    assert any(want != read for want, read in flags())
+
+
 def test_dice_in_a_wide_lens_corners_are_not_biggies(monkeypatch: pytest.MonkeyPatch):
     """Off the frame's centre a die's box takes in its side faces: ordinary dice towards a
     wide lens's corners looked as large as the Biggy in the middle."""

@@ -40,6 +40,8 @@ SMALL_DICE_MAX = 1280  # ...at most this long (and never larger than the frame i
 SPECK_SHARE = 0.5  # a box under this share of the typical sure die's side is no die...
 SPECK_SURE = 3  # ...judged when the detector is sure of at least this many
 SURE_SIDE = 24.0  # dice smaller than this (px in the frame) are never read as certain
+TURN_PX = 48  # a die's box is looked at this size for its turn...
+TURN_FOLLOW = 0.5  # ...and its side divided by the box's growth at that turn to this power
 PERSPECTIVE_GROWTH = 0.5  # a die's box grows by this share per frame width off the centre
 EDGE_DOUBT = 0.01  # dice this close to the frame edge (share of its long side): never certain
 
@@ -276,7 +278,7 @@ class DiceReader:
             frame = np.clip(frame.astype(np.float32) * gains, 0, 255).astype(np.uint8)
         if self.detector is not None:
             reads = self._on_floor(self._read_detected(frame), w, h)
-            self._mark_big(reads, w, h)
+            self._mark_big(reads, frame)
             return reads
         scale = min(1.0, WORK_SIZE / max(h, w))
         small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
@@ -296,7 +298,7 @@ class DiceReader:
             reads = [r for r in (self._read_one(frame, c, scale, gains) for c, _ in contours)
                      if r is not None]
         reads = self._on_floor(reads, w, h)
-        self._mark_big(reads, w, h)
+        self._mark_big(reads, frame)
         return reads
 
     def floor_polygon(self, w: int, h: int) -> np.ndarray | None:
@@ -333,20 +335,28 @@ class DiceReader:
         return kept
 
     @staticmethod
-    def _mark_big(reads: list[DieRead], width: int, height: int) -> None:
+    def _mark_big(reads: list[DieRead], frame: np.ndarray) -> None:
         """A Biggy is about 1.4x the side of the ordinary dice in the same frame.
 
-        A die's box holds its side faces too, which the camera sees more of the further the
+        A die's box is axis-aligned, so an ordinary die turned 45 degrees has a box up to
+        1.41x its side, as large as a Biggy lying square (the Royale demo asked the Biggy
+        count on 10 of 138 turns). Each die's turn is read from its edges, and its side is
+        divided by the box's growth at that turn (`_turn_growth`) to the power TURN_FOLLOW:
+        the detector's boxes follow a turn only part of the way (dividing by the whole growth
+        did worse). The box also holds side faces, which the camera sees more of the further the
         die lies from the frame's centre: ordinary dice in a wide lens's corners came out
-        1.2-1.3x the typical box. The sides are compared after taking out a growth of
-        PERSPECTIVE_GROWTH per frame width off the centre (measured: 0.5 helps the synthetic
-        scenes' 21-59 degree lenses and the renders' 66-102 degree ones alike; the renders
-        alone would take 0.8-1.0, the synthetic scenes lose from there).
+        1.2-1.3x the typical box. That growth, PERSPECTIVE_GROWTH per frame width off the
+        centre, is taken out too (0.5 helps the synthetic scenes' 21-59 degree lenses and the
+        renders' 66-102 degree ones alike; the renders alone would take 0.8-1.0, the
+        synthetic scenes lose from there).
         """
         if reads:
+            height, width = frame.shape[:2]
             off = np.array([abs((r.bbox[0] + r.bbox[2] - width) / 2)
                             + abs((r.bbox[1] + r.bbox[3] - height) / 2) for r in reads]) / 2
-            sides = np.array([r.side for r in reads]) / (1 + PERSPECTIVE_GROWTH * off / width)
+            turn = np.array([_turn_growth(frame, r.bbox) for r in reads])
+            sides = (np.array([r.side for r in reads]) / turn ** TURN_FOLLOW
+                     / (1 + PERSPECTIVE_GROWTH * off / width))
             base = float(np.median(sides[sides <= np.median(sides) * 1.15]))
             for r, side in zip(reads, sides, strict=True):
                 r.big = bool(side > 1.2 * base)
@@ -1014,6 +1024,28 @@ def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> li
                                for j in kept):
             kept.append(int(i))
     return kept
+
+
+def _turn_growth(frame: np.ndarray, box: tuple[float, ...]) -> float:
+    """How much larger than the die's side its axis-aligned box is at the die's turn,
+    |cos a| + |sin a| (1 to 1.41), with the turn read from the box's edges: a die's outline
+    and its pips' rows run at the turn and at right angles to it, so the gradient directions,
+    taken four-fold, point at it."""
+    h, w = frame.shape[:2]
+    x0, y0 = max(0, int(box[0])), max(0, int(box[1]))
+    x1, y1 = min(w, math.ceil(box[2])), min(h, math.ceil(box[3]))
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return 1.0
+    grey = cv2.cvtColor(frame[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY)
+    grey = cv2.resize(grey, (TURN_PX, TURN_PX), interpolation=cv2.INTER_AREA).astype(np.float32)
+    gx = cv2.Sobel(grey, cv2.CV_32F, 1, 0)
+    gy = cv2.Sobel(grey, cv2.CV_32F, 0, 1)
+    # Each gradient's direction four-fold, weighted by its strength: r^2 e^(4ia), from the
+    # double angle (gx^2 - gy^2, 2 gx gy) = r^2 e^(2ia) squared and divided by r^2.
+    c2, s2 = gx * gx - gy * gy, 2 * gx * gy
+    r2 = gx * gx + gy * gy + 1e-6
+    a = math.atan2(float((2 * c2 * s2 / r2).sum()), float(((c2 * c2 - s2 * s2) / r2).sum())) / 4
+    return abs(math.cos(a)) + abs(math.sin(a))
 
 
 def _side(box: tuple[float, ...]) -> float:
