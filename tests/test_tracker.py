@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -414,6 +414,32 @@ def test_no_die_standing_out_as_the_biggy_asks_for_the_count():
     # A die far larger than the rest when the player holds no Biggy: a Biggy too many.
     assert fit_facts(_dice(50, 70, 52, 48, big=(1,)), TurnFacts("red", (), 4))[1] == [
         ("count", ())]
+
+
+def test_the_biggy_is_told_by_the_size_the_reader_allowed_for_not_by_the_box():
+    # Two boxes of about the Biggy's size: one a square Biggy, one an ordinary die turned
+    # 45 degrees. The reader's sizes (allowing for the turn) tell them apart; boxes alone
+    # would have to ask.
+    boxes = _dice(50, 68, 67, 48)
+    assert fit_facts(boxes, TurnFacts("red", (), 4, big_count=1))[1] == [("count", ())]
+    sized = [replace(d, size=s) for d, s in zip(boxes, (50, 68, 56, 48), strict=True)]
+    dice, problems = fit_facts(sized, TurnFacts("red", (), 4, big_count=1))
+    assert problems == [] and [d.big for d in dice] == [False, True, False, False]
+
+
+def test_a_roll_s_dice_carry_the_reader_s_sizes():
+    # The owner fits Biggy flags to the facts on the voted dice: their sizes must survive
+    # the vote (the median over the settle window).
+    table = Table(seed=16)
+    table.roll(roll_faces([2, 6, 5]), settle=0)
+    table.hold(20)
+    for _, _, reads in table.stream:
+        for r in reads:
+            r.size = r.bbox[0] / 10.0 + 30.0  # any size the die keeps from frame to frame
+    rolls = [e for e in run(table) if isinstance(e, Roll)]
+    assert rolls and all(d.size > 0 for d in rolls[-1].dice)
+    for d in rolls[-1].dice:
+        assert abs(d.size - (d.bbox[0] / 10.0 + 30.0)) < 1.0
 
 
 def test_foreign_colour_asks():

@@ -229,6 +229,9 @@ class DieRead:
     confidence: float
     side: float = 0.0
     angle: float = 0.0
+    # The die's own side (px) as the Biggy test sees it: its box's, allowing for the die's
+    # turn and for side faces off the frame's centre (0 when not worked out).
+    size: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"value": self.value, "colour": self.colour, "big": self.big,
@@ -360,6 +363,7 @@ class DiceReader:
             base = float(np.median(sides[sides <= np.median(sides) * 1.15]))
             for r, side in zip(reads, sides, strict=True):
                 r.big = bool(side > 1.2 * base)
+                r.size = float(side)
 
     # --- learned detector -------------------------------------------------------------------
     def _read_detected(self, frame: np.ndarray) -> list[DieRead]:

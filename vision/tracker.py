@@ -191,6 +191,12 @@ def _side(bbox: Sequence[float]) -> float:
     return max(1.0, ((bbox[2] - bbox[0]) + (bbox[3] - bbox[1])) / 2.0)
 
 
+def _size(die: DieLike) -> float:
+    """The die's side as the reader's Biggy test saw it (allowing for its turn and the
+    camera's perspective), or its box's when the reader did not say."""
+    return float(getattr(die, "size", 0.0) or 0.0) or _side(die.bbox)
+
+
 def _pair(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
           gate: float) -> list[tuple[int, int]]:
     """Greedy one-to-one matching of boxes by centre distance in die sides.
@@ -264,7 +270,8 @@ def _vote(obs: Sequence[DieLike]) -> _Voted:
     bbox = tuple(float(v) for v in np.median(boxes, axis=0))
     seen = frozenset(int(o.value) for o in obs if o.value is not None)
     plausible = frozenset(ALL_VALUES) if winner is None or not seen else seen
-    die = DieRead(winner, colour, big > 0, bbox, round(confidence, 4))
+    size = float(np.median([float(getattr(o, "size", 0.0) or 0.0) for o in obs]))
+    die = DieRead(winner, colour, big > 0, bbox, round(confidence, 4), size=size)
     return _Voted(die, plausible)
 
 
@@ -632,8 +639,8 @@ def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None
     counted = len(dice) == facts.dice_count
     if sum(1 for d in dice if d.big) != facts.big_count:
         own = sorted((i for i, d in enumerate(dice) if d.colour == facts.player_colour),
-                     key=lambda i: -_side(dice[i].bbox))
-        sides = [_side(dice[i].bbox) for i in own]
+                     key=lambda i: -_size(dice[i]))
+        sides = [_size(dice[i]) for i in own]
         want = facts.big_count
         big, rest = set(own[:want]), sides[want:]
         clear = len(own) >= want and (not rest or (
