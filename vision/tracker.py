@@ -270,7 +270,8 @@ def _vote(obs: Sequence[DieLike]) -> _Voted:
     bbox = tuple(float(v) for v in np.median(boxes, axis=0))
     seen = frozenset(int(o.value) for o in obs if o.value is not None)
     plausible = frozenset(ALL_VALUES) if winner is None or not seen else seen
-    size = float(np.median([float(getattr(o, "size", 0.0) or 0.0) for o in obs]))
+    sizes = [float(getattr(o, "size", 0.0) or 0.0) for o in obs]
+    size = float(np.median([v for v in sizes if v > 0])) if any(v > 0 for v in sizes) else 0.0
     die = DieRead(winner, colour, big > 0, bbox, round(confidence, 4), size=size)
     return _Voted(die, plausible)
 
