@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -388,7 +388,7 @@ class DiceReader:
             # renders: recall 89.5%, against 97.7% scaled to the dice). Judged by the dice
             # the net is sure of, so specks on a hand over the tray do not trigger it.
             k = self.detector.long_side / max(h, w)
-            small = float(np.median([_side(d.bbox) for d in sure])) * k
+            small = float(np.median([box_side(d.bbox) for d in sure])) * k
             if small < SMALL_DIE_INPUT:
                 goal = self.detector.long_side * SMALL_DIE_GOAL / small
                 long = min(goal, SMALL_DICE_MAX, max(h, w))
@@ -406,8 +406,8 @@ class DiceReader:
             # speck, a pip or a glint, most of them found by the small-dice second look
             # (loose renders' precision 94.3 -> 95.1%, rune55 97.4 -> 97.6%, no die lost;
             # from 0.7 real dice at the far side of a slanted photo go too).
-            typical = float(np.median([_side(d.bbox) for d in sure]))
-            dets = [d for d in dets if _side(d.bbox) >= SPECK_SHARE * typical]
+            typical = float(np.median([box_side(d.bbox) for d in sure]))
+            dets = [d for d in dets if box_side(d.bbox) >= SPECK_SHARE * typical]
         if not dets:
             self.last_proposals = ([], np.zeros(0, np.float32))
             return []
@@ -1052,8 +1052,9 @@ def _turn_growth(frame: np.ndarray, box: tuple[float, ...]) -> float:
     return abs(math.cos(a)) + abs(math.sin(a))
 
 
-def _side(box: tuple[float, ...]) -> float:
-    return (box[2] - box[0] + box[3] - box[1]) / 2
+def box_side(box: Sequence[float]) -> float:
+    """A box's mean side (px, at least 1): the die's size as its box gives it."""
+    return max(1.0, ((box[2] - box[0]) + (box[3] - box[1])) / 2.0)
 
 
 def _intersection(a: tuple[float, ...], b: tuple[float, ...]) -> float:

@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from .reader import CERTAIN, DieRead
+from .reader import CERTAIN, DieRead, box_side
 
 __all__ = [
     "DieLike",
@@ -187,14 +187,10 @@ def _centre(bbox: Sequence[float]) -> tuple[float, float]:
     return ((bbox[0] + bbox[2]) / 2.0, (bbox[1] + bbox[3]) / 2.0)
 
 
-def _side(bbox: Sequence[float]) -> float:
-    return max(1.0, ((bbox[2] - bbox[0]) + (bbox[3] - bbox[1])) / 2.0)
-
-
 def _size(die: DieLike) -> float:
     """The die's side as the reader's Biggy test saw it (allowing for its turn and the
     camera's perspective), or its box's when the reader did not say."""
-    return float(getattr(die, "size", 0.0) or 0.0) or _side(die.bbox)
+    return float(getattr(die, "size", 0.0) or 0.0) or box_side(die.bbox)
 
 
 def _pair(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
@@ -203,8 +199,8 @@ def _pair(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
 
     Greedy is enough: dice cannot overlap, so within half a die side there is one candidate.
     """
-    ca = [(_centre(x), _side(x)) for x in a]
-    cb = [(_centre(x), _side(x)) for x in b]
+    ca = [(_centre(x), box_side(x)) for x in a]
+    cb = [(_centre(x), box_side(x)) for x in b]
     cand = []
     for i, ((ax, ay), sa) in enumerate(ca):
         for j, ((bx, by), sb) in enumerate(cb):
@@ -305,7 +301,7 @@ class _Track:
 
     def __init__(self, n: int, die: DieLike) -> None:
         self.centre = _centre(die.bbox)
-        self.side = _side(die.bbox)
+        self.side = box_side(die.bbox)
         self.anchor = self.centre
         self.obs: deque[tuple[int, DieLike]] = deque([(n, die)], maxlen=64)
         self.hits = 1
@@ -315,7 +311,7 @@ class _Track:
 
     def see(self, n: int, die: DieLike) -> None:
         self.centre = _centre(die.bbox)
-        self.side = _side(die.bbox)
+        self.side = box_side(die.bbox)
         self.obs.append((n, die))
         self.hits += 1
         self.misses = 0
