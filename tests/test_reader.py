@@ -326,6 +326,25 @@ def test_a_square_biggy_stands_out_from_turned_dice(monkeypatch: pytest.MonkeyPa
     assert any(want != read for want, read in flags())
 
 
+@pytest.mark.parametrize("turn", [0.0, 30.0])
+def test_pips_clear_a_biggy_flag_the_box_gave_an_ordinary_die(turn: float):
+    """Whatever misleads a box (a misjudged turn, side faces), the pips' spread tells an
+    ordinary die from a Biggy: a flag the box gave wrongly is cleared, a Biggy's kept."""
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    dice = [die(cx + (i % 3 - 1) * 45, cy + (i // 3 - 0.5) * 55, v, big=v == 4,
+                angle_deg=turn + 11 * i) for i, v in enumerate((2, 3, 4, 5, 6, 2))]
+    _, img, labels = scene(dice)
+    reads = [r for _, r in matched(labels, READER.read(img))]
+    assert [r.big for r in reads] == [lab["big"] for lab in labels]
+    ratio = np.array([1.3 if r.big else 1.0 for r in reads])
+    for fooled in (r for r in reads if not r.big):
+        fooled.big, ratio[reads.index(fooled)] = True, 1.3  # as a box fooled would have it
+        READER._check_big_by_pips(reads, img, ratio)
+        assert [r.big for r in reads] == [lab["big"] for lab in labels]
+        ratio[reads.index(fooled)] = 1.0
+
+
 def test_dice_in_a_wide_lens_corners_are_not_biggies(monkeypatch: pytest.MonkeyPatch):
     """Off the frame's centre a die's box takes in its side faces: ordinary dice towards a
     wide lens's corners looked as large as the Biggy in the middle."""
