@@ -397,7 +397,7 @@ class DiceReader:
                        key=lambda i: abs(ratio[i] - 1.0))
         faces = []
         for i in plain:
-            face = self._face_side(frame, reads[i].bbox, reads[i].value)
+            face = face_side(frame, reads[i].bbox, reads[i].value)
             if face is not None:
                 faces.append(face)
                 if len(faces) == PIP_REFERENCES:
@@ -406,32 +406,10 @@ class DiceReader:
             return
         typical = float(np.median(faces))
         for i in doubtful:
-            face = self._face_side(frame, reads[i].bbox, reads[i].value)
+            face = face_side(frame, reads[i].bbox, reads[i].value)
             if face is not None and face <= PIP_BIG * typical:
                 reads[i].big = False
                 reads[i].size = reads[i].size / ratio[i] * face / typical
-
-    def _face_side(self, frame: np.ndarray, box: tuple[float, float, float, float],
-                   value: int) -> float | None:
-        """The top face's side in frame pixels from its pips' spread, or None when the
-        pips found are not `value` of them. The inset box is resized to a square to find
-        the pips, and their places are stretched back, since a box with side faces in it
-        is not square."""
-        x0, y0, x1, y1 = box
-        h, w = frame.shape[:2]
-        m = max(x1 - x0, y1 - y0) * BOX_PAD
-        a0, b0 = max(0, int(x0 + m)), max(0, int(y0 + m))
-        a1, b1 = min(w, int(x1 - m) + 1), min(h, int(y1 - m) + 1)
-        if a1 - a0 < 6 or b1 - b0 < 6:
-            return None
-        patch = cv2.resize(frame[b0:b1, a0:a1], (CROP, CROP), interpolation=cv2.INTER_AREA)
-        light = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)[..., 0]
-        pips, _ = self._find_pips(light)
-        if len(pips) != value:
-            return None
-        pts = np.array([(p[0] * (a1 - a0), p[1] * (b1 - b0)) for p in pips], np.float64)
-        spread = math.sqrt(float(((pts - pts.mean(axis=0)) ** 2).sum(axis=1).mean()))
-        return spread / _FACE_SPREAD[value]
 
     # --- learned detector -------------------------------------------------------------------
     def _read_detected(self, frame: np.ndarray) -> list[DieRead]:
@@ -982,7 +960,7 @@ class DiceReader:
         Pips on side faces (seen at an angle) are squashed, so roundness drops them; the
         pattern test then rejects anything that is not a real face (glare, cocked dice).
         """
-        pips, binary = self._find_pips(light)
+        pips, binary = _find_pips(light)
         if binary is None:
             return None, None, 0.2  # no contrast: blurred, or no face visible
         count = len(pips)
@@ -993,45 +971,6 @@ class DiceReader:
         spread = float(areas.std() / areas.mean()) if count > 1 else 0.0
         fit = _face_fit(pts, count) * math.exp(-((max(spread - 0.3, 0) / 0.25) ** 2))
         return count, binary, float(fit)
-
-    @staticmethod
-    def _find_pips(light: np.ndarray) -> tuple[list[tuple[float, float, float]], np.ndarray | None]:
-        """The pips in a square lightness patch (0-100) as (x, y, area), x and y in patch
-        widths; the binary mask is None where nothing stands out enough to be a pip."""
-        size = light.shape[0]
-        g8 = np.clip(light * 2.55, 0, 255).astype(np.uint8)
-        k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size // 3 | 1, size // 3 | 1))
-        best: tuple[float, list, np.ndarray] | None = None
-        for op in (cv2.MORPH_TOPHAT, cv2.MORPH_BLACKHAT):
-            hat = cv2.morphologyEx(g8, op, k)
-            peak = float(hat.max())
-            if peak < 30:
-                continue
-            _, binary = cv2.threshold(hat, max(25.0, peak * 0.45), 255, cv2.THRESH_BINARY)
-            n, _, stats, centroids = cv2.connectedComponentsWithStats(binary)
-            blobs = []
-            for i in range(1, n):
-                a = stats[i, cv2.CC_STAT_AREA]
-                bw, bh = stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]
-                if not (0.003 * size * size <= a <= 0.06 * size * size):
-                    continue
-                if max(bw, bh) / max(min(bw, bh), 1) > 1.45 or a / float(bw * bh) < 0.5:
-                    continue
-                cx, cy = centroids[i]
-                if not (0.04 * size < cx < 0.96 * size and 0.04 * size < cy < 0.96 * size):
-                    continue
-                blobs.append((cx / size, cy / size, float(a)))
-            if not blobs:
-                continue
-            # Keep the dominant pip size: stray specks and glare spots differ from pips.
-            med = float(np.median([b[2] for b in blobs]))
-            kept = [b for b in blobs if 0.45 * med <= b[2] <= 2.2 * med]
-            strength = len(kept) + float(hat[binary > 0].mean()) / 255.0
-            if best is None or strength > best[0]:
-                best = (strength, kept, binary)
-        if best is None:
-            return [], None
-        return best[1], best[2]
 
     def _name_colour(self, body: np.ndarray) -> tuple[str, float]:
         if body.size == 0:
@@ -1064,6 +1003,73 @@ def _load(make: Callable[[], Any], required: bool | None) -> Any:
         if required:
             raise
         return None
+
+
+def _find_pips(light: np.ndarray
+               ) -> tuple[list[tuple[float, float, float]], np.ndarray | None]:
+    """The pips in a square lightness patch (0-100) as (x, y, area), x and y in patch
+    widths; the binary mask is None where nothing stands out enough to be a pip."""
+    size = light.shape[0]
+    g8 = np.clip(light * 2.55, 0, 255).astype(np.uint8)
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size // 3 | 1, size // 3 | 1))
+    best: tuple[float, list, np.ndarray] | None = None
+    for op in (cv2.MORPH_TOPHAT, cv2.MORPH_BLACKHAT):
+        hat = cv2.morphologyEx(g8, op, k)
+        peak = float(hat.max())
+        if peak < 30:
+            continue
+        _, binary = cv2.threshold(hat, max(25.0, peak * 0.45), 255, cv2.THRESH_BINARY)
+        n, _, stats, centroids = cv2.connectedComponentsWithStats(binary)
+        blobs = []
+        for i in range(1, n):
+            a = stats[i, cv2.CC_STAT_AREA]
+            bw, bh = stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]
+            if not (0.003 * size * size <= a <= 0.06 * size * size):
+                continue
+            if max(bw, bh) / max(min(bw, bh), 1) > 1.45 or a / float(bw * bh) < 0.5:
+                continue
+            cx, cy = centroids[i]
+            if not (0.04 * size < cx < 0.96 * size and 0.04 * size < cy < 0.96 * size):
+                continue
+            blobs.append((cx / size, cy / size, float(a)))
+        if not blobs:
+            continue
+        # Keep the dominant pip size: stray specks and glare spots differ from pips.
+        med = float(np.median([b[2] for b in blobs]))
+        kept = [b for b in blobs if 0.45 * med <= b[2] <= 2.2 * med]
+        strength = len(kept) + float(hat[binary > 0].mean()) / 255.0
+        if best is None or strength > best[0]:
+            best = (strength, kept, binary)
+    if best is None:
+        return [], None
+    return best[1], best[2]
+
+
+def face_side(frame: np.ndarray, box: Sequence[float], value: int) -> float | None:
+    """The top face's side in frame pixels from its pips' spread, or None when the pips
+    found are not `value` of them (a 1 has no spread).
+
+    Unlike the box, the spread grows neither with the die's turn nor with the side faces
+    the camera sees; the Biggy checks lean on it. The inset box is resized to a square to
+    find the pips, and their places are stretched back, since a box with side faces in it
+    is not square."""
+    if value < 2:
+        return None
+    x0, y0, x1, y1 = box
+    h, w = frame.shape[:2]
+    m = max(x1 - x0, y1 - y0) * BOX_PAD
+    a0, b0 = max(0, int(x0 + m)), max(0, int(y0 + m))
+    a1, b1 = min(w, int(x1 - m) + 1), min(h, int(y1 - m) + 1)
+    if a1 - a0 < 6 or b1 - b0 < 6:
+        return None
+    patch = cv2.resize(frame[b0:b1, a0:a1], (CROP, CROP), interpolation=cv2.INTER_AREA)
+    light = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)[..., 0]
+    pips, _ = _find_pips(light)
+    if len(pips) != value:
+        return None
+    pts = np.array([(p[0] * (a1 - a0), p[1] * (b1 - b0)) for p in pips], np.float64)
+    spread = math.sqrt(float(((pts - pts.mean(axis=0)) ** 2).sum(axis=1).mean()))
+    return spread / _FACE_SPREAD[value]
 
 
 def _face_fit(pts: np.ndarray, count: int) -> float:

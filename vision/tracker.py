@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from .reader import CERTAIN, DieRead, box_side
+from .reader import CERTAIN, DieRead, box_side, face_side
 
 __all__ = [
     "DieLike",
@@ -586,7 +586,7 @@ class TurnTracker:
         return v.die.value is not None and v.die.confidence >= self.certain
 
     def _roll(self, snap: list[_Voted], image: np.ndarray | None) -> list[Event]:
-        dice, problems = fit_facts([v.die for v in snap], self.facts)
+        dice, problems = fit_facts([v.die for v in snap], self.facts, image)
         snap = [_Voted(d, v.plausible) for d, v in zip(dice, snap, strict=True)]
         roll = Roll(self._frame, self._t, dice, self._win_frame, self._win_t, image)
         self.last_roll = roll
@@ -615,7 +615,8 @@ BIG_MARGIN = 1.1  # a Biggy is at least this much larger than the largest ordina
 BIG_LOOK = 1.3  # ...and no ordinary die is this much larger than the ordinary dice's median
 
 
-def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None
+def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None,
+              image: np.ndarray | None = None
               ) -> tuple[tuple[DieRead, ...], list[tuple[str, tuple[DieRead, ...]]]]:
     """The dice with their Biggy flags fitted to the facts, and what still does not fit.
 
@@ -625,9 +626,10 @@ def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None
     the reader's flags disagree, the largest dice of the player's colour take them, provided
     that leaves no doubt: each Biggy `BIG_MARGIN` larger than every other die, and no other
     die `BIG_LOOK` larger than the ordinary dice's median (that would be a Biggy too many).
-    Otherwise the count is asked. Problems: ("count", ()) and ("colour", the foreign dice).
-    Public so an owner that learns the facts only after the roll was seen can check it the
-    same way.
+    With `image` (the frame the dice were read in), dice the boxes leave in doubt are
+    measured again by the spread of their pips before the count is asked. Otherwise the
+    count is asked. Problems: ("count", ()) and ("colour", the foreign dice). Public so an
+    owner that learns the facts only after the roll was seen can check it the same way.
     """
     dice = tuple(dice)
     if facts is None:
@@ -635,15 +637,16 @@ def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None
     out: list[tuple[str, tuple[DieRead, ...]]] = []
     counted = len(dice) == facts.dice_count
     if sum(1 for d in dice if d.big) != facts.big_count:
-        own = sorted((i for i, d in enumerate(dice) if d.colour == facts.player_colour),
-                     key=lambda i: -_size(dice[i]))
-        sides = [_size(dice[i]) for i in own]
-        want = facts.big_count
-        big, rest = set(own[:want]), sides[want:]
-        clear = len(own) >= want and (not rest or (
-            (want == 0 or sides[want - 1] >= BIG_MARGIN * rest[0])
-            and rest[0] < BIG_LOOK * float(np.median(rest))))
-        if clear:
+        own = [i for i, d in enumerate(dice) if d.colour == facts.player_colour]
+        sizes = {i: _size(dice[i]) for i in own}
+        big = _biggies(sizes, facts.big_count)
+        if big is None and image is not None:
+            # The box can be fooled (a red Biggy on a red floor gets a box too small); the
+            # spread of its pips cannot. One player's dice are one set, so pips that sit
+            # further apart mean a larger die here (the Royale demo asked the count on 2 of
+            # 138 turns, both a Biggy whose box came out 1.07x the next die's).
+            big = _biggies(_pip_sizes(image, dice, sizes), facts.big_count)
+        if big is not None:
             dice = tuple(replace(d, big=i in big) for i, d in enumerate(dice))
         else:
             counted = False  # no die, or one too many, stands out as a Biggy: ask
@@ -654,6 +657,33 @@ def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None
     if foreign:
         out.append(("colour", foreign))
     return dice, out
+
+
+def _biggies(sizes: dict[int, float], want: int) -> set[int] | None:
+    """The `want` largest dice, if they stand out clearly (see `fit_facts`); else None."""
+    order = sorted(sizes, key=lambda i: -sizes[i])
+    if len(order) < want:
+        return None
+    sides = [sizes[i] for i in order]
+    rest = sides[want:]
+    if rest and not ((want == 0 or sides[want - 1] >= BIG_MARGIN * rest[0])
+                     and rest[0] < BIG_LOOK * float(np.median(rest))):
+        return None
+    return set(order[:want])
+
+
+def _pip_sizes(image: np.ndarray, dice: Sequence[DieRead], sizes: dict[int, float]
+               ) -> dict[int, float]:
+    """`sizes` with each die whose pips can be measured sized by their spread instead, on
+    the boxes' scale (the median die keeps its size); a 1, or a die whose pips are not all
+    found, keeps its box's size."""
+    faces = {i: face_side(image, dice[i].bbox, dice[i].value) for i in sizes
+             if dice[i].value is not None}
+    faces = {i: f for i, f in faces.items() if f is not None}
+    if len(faces) < 2:
+        return sizes
+    scale = float(np.median([sizes[i] / f for i, f in faces.items()]))
+    return {i: faces[i] * scale if i in faces else s for i, s in sizes.items()}
 
 
 def track_stream(frames: Iterable[tuple[int, float, np.ndarray | None]], reader: Reader,

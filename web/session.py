@@ -83,6 +83,7 @@ class _Held:
     dice: list[dict]
     photo: str | None
     turn: int | None  # demo only: the scripted turn it was thrown in
+    image: np.ndarray | None = None  # the frame it was read in, for a Biggy check at settling
 
 
 class CalibrationInput(CalibrationError):
@@ -776,7 +777,7 @@ class TableSession:
         if replacing:
             doubt = doubts[0] if doubts else None  # the same player's dice, thrown again
         else:
-            fitted, problems = tk.fit_facts(ev.dice, facts_for(state))
+            fitted, problems = tk.fit_facts(ev.dice, facts_for(state), ev.image)
             if problems:
                 doubt = tk.NeedsConfirmation(ev.frame, ev.t, problems[0][0], (),
                                              problems[0][1])
@@ -789,7 +790,7 @@ class TableSession:
                 and not replacing):
             # Only the faces are in doubt, and the player's move will show the one that
             # matters (`tk.Place.sure`): ask the table only if it does not.
-            self._held = _Held(doubt, dice, photo, turn)
+            self._held = _Held(doubt, dice, photo, turn, ev.image)
             return
         if doubt is not None:
             self._ask("roll", doubt.reason, _doubt_message(doubt), list(doubt.candidates),
@@ -812,7 +813,7 @@ class TableSession:
     def _on_place(self, ev: tk.Place) -> None:
         value = ev.value
         held, self._held = self._held, None
-        if held is not None and not (ev.sure and self._settle_held(ev)):
+        if held is not None and not (ev.sure and self._settle_held(ev, held.image)):
             self._ask_held(held)  # the placement will answer it (`seen_place`) once confirmed
         open_roll = next((p for p in self.pending if p.kind == "roll"), None)
         if open_roll is not None:
@@ -834,9 +835,9 @@ class TableSession:
         self.stats.applied_auto += 1
         self._deal_if_due()
 
-    def _settle_held(self, ev: tk.Place) -> bool:
+    def _settle_held(self, ev: tk.Place, image: np.ndarray | None = None) -> bool:
         """Apply a held roll as its placement read it; False if the rules refuse that."""
-        fitted, problems = tk.fit_facts(ev.roll, facts_for(self.game.state))
+        fitted, problems = tk.fit_facts(ev.roll, facts_for(self.game.state), image)
         if problems:
             return False
         roll = Roll(tuple(Die(d.colour, d.value, d.big) for d in fitted))
