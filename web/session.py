@@ -20,7 +20,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,8 @@ class _Held:
     dice: list[dict]
     photo: str | None
     turn: int | None  # demo only: the scripted turn it was thrown in
-    image: np.ndarray | None = None  # the frame it was read in, for a Biggy check at settling
+    # the frame it was read in, for the Biggy check at settling (never compared or shown)
+    image: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 class CalibrationInput(CalibrationError):
