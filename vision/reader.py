@@ -883,7 +883,6 @@ class DiceReader:
         """
         x0, y0, x1, y1 = box
         h, w = frame.shape[:2]
-        side = max(x1 - x0, y1 - y0)
         # Seen from an angle, a die's box also holds one or two side faces, whose pips spoil
         # the count. The top face lies towards the side away from the camera's axis, so look
         # at the plain inset box and at an inset box shifted that way.
@@ -892,16 +891,10 @@ class DiceReader:
         norm = math.hypot(dx, dy) or 1.0
         tries = [(0.0, 0.0, BOX_PAD), (dx / norm * 0.08, dy / norm * 0.08, 0.14)]
         for ox, oy, inset in tries:
-            m = side * inset
-            a0 = max(0, int(x0 + m + ox * side))
-            b0 = max(0, int(y0 + m + oy * side))
-            a1 = min(w, int(x1 - m + ox * side) + 1)
-            b1 = min(h, int(y1 - m + oy * side) + 1)
-            if a1 - a0 < 6 or b1 - b0 < 6:
+            cut = _face_patch(frame, box, inset, ox, oy)
+            if cut is None:
                 continue
-            patch = cv2.resize(frame[b0:b1, a0:a1], (CROP, CROP), interpolation=cv2.INTER_AREA)
-            light = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)[..., 0]
-            count, _, fit = self._pips(light)
+            count, _, fit = self._pips(cut[0])
             if count == value and fit > 0.5:
                 return confidence
         return min(confidence, CERTAIN - 0.05)
@@ -1045,6 +1038,26 @@ def _find_pips(light: np.ndarray
     return best[1], best[2]
 
 
+def _face_patch(frame: np.ndarray, box: Sequence[float], inset: float, ox: float = 0.0,
+                oy: float = 0.0) -> tuple[np.ndarray, int, int] | None:
+    """The box inset by `inset` and shifted by (`ox`, `oy`) of its longer side, as lightness
+    (Lab L) resized to CROP x CROP, with the cut's width and height in frame pixels; None
+    when the cut is under 6 px. The pip rules find pips at one scale whatever the die's."""
+    x0, y0, x1, y1 = box
+    h, w = frame.shape[:2]
+    side = max(x1 - x0, y1 - y0)
+    m = side * inset
+    a0 = max(0, int(x0 + m + ox * side))
+    b0 = max(0, int(y0 + m + oy * side))
+    a1 = min(w, int(x1 - m + ox * side) + 1)
+    b1 = min(h, int(y1 - m + oy * side) + 1)
+    if a1 - a0 < 6 or b1 - b0 < 6:
+        return None
+    patch = cv2.resize(frame[b0:b1, a0:a1], (CROP, CROP), interpolation=cv2.INTER_AREA)
+    light = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)[..., 0]
+    return light, a1 - a0, b1 - b0
+
+
 def face_side(frame: np.ndarray, box: Sequence[float], value: int) -> float | None:
     """The top face's side in frame pixels from its pips' spread, or None when the pips
     found are not `value` of them (a 1 has no spread).
@@ -1055,19 +1068,14 @@ def face_side(frame: np.ndarray, box: Sequence[float], value: int) -> float | No
     is not square."""
     if value < 2:
         return None
-    x0, y0, x1, y1 = box
-    h, w = frame.shape[:2]
-    m = max(x1 - x0, y1 - y0) * BOX_PAD
-    a0, b0 = max(0, int(x0 + m)), max(0, int(y0 + m))
-    a1, b1 = min(w, int(x1 - m) + 1), min(h, int(y1 - m) + 1)
-    if a1 - a0 < 6 or b1 - b0 < 6:
+    cut = _face_patch(frame, box, BOX_PAD)
+    if cut is None:
         return None
-    patch = cv2.resize(frame[b0:b1, a0:a1], (CROP, CROP), interpolation=cv2.INTER_AREA)
-    light = cv2.cvtColor(patch.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)[..., 0]
+    light, cut_w, cut_h = cut
     pips, _ = _find_pips(light)
     if len(pips) != value:
         return None
-    pts = np.array([(p[0] * (a1 - a0), p[1] * (b1 - b0)) for p in pips], np.float64)
+    pts = np.array([(p[0] * cut_w, p[1] * cut_h) for p in pips], np.float64)
     spread = math.sqrt(float(((pts - pts.mean(axis=0)) ** 2).sum(axis=1).mean()))
     return spread / _FACE_SPREAD[value]
 
