@@ -221,6 +221,33 @@ def test_a_die_the_edge_cuts_a_little_of_is_never_certain(share: float):
     assert any(r.value == 2 for r in reads)
 
 
+def _glare(img: np.ndarray, box: list[float]) -> np.ndarray:
+    """A soft lamp reflection over the middle of the die's top face, 85% towards white."""
+    x0, y0, x1, y1 = box
+    side = max(x1 - x0, y1 - y0)
+    spot = np.zeros(img.shape[:2], np.float32)
+    cv2.ellipse(spot, (int((x0 + x1) / 2), int((y0 + y1) / 2)),
+                (int(side * 0.3), int(side * 0.18)), 30, 0, 360, 1.0, -1)
+    spot = cv2.GaussianBlur(spot, (0, 0), side * 0.06)[..., None] * 0.85
+    return (img * (1 - spot) + 255 * spot).clip(0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_glare_over_the_middle_pip_is_no_certain_read(seed: int):
+    """Glare in the middle of a face can hide the middle pip of a 5 (the nets read a 4 at
+    0.95-0.97 here): a 2 or a 4 with a bright middle is asked about, other dice are not."""
+    s = random_scene(seed, "easy")
+    cx, cy = centre(s)
+    dice = [die(cx - 45, cy, 5, "blue"), die(cx, cy, 4, "red"), die(cx + 45, cy, 3, "green"),
+            die(cx, cy + 50, 6, "purple")]
+    _, img, labels = scene(dice, seed=seed)
+    img = _glare(_glare(img, labels[0]["bbox"]), labels[1]["bbox"])
+    pairs = matched(labels, READER.read(img))
+    assert len(pairs) == 4
+    assert all(r.value == lab["value"] or r.confidence < 0.9 for lab, r in pairs)
+    assert [r.confidence >= 0.9 for _, r in pairs] == [False, False, True, True]
+
+
 def test_motion_blurred_die_is_not_read_confidently_wrong():
     s = random_scene(5, "easy")
     cx, cy = centre(s)
