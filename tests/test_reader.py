@@ -283,6 +283,28 @@ def test_a_shallow_lean_the_four_nets_read_through_is_doubted_by_the_context_net
     assert certain == {"with context": 0, "without": 2}
 
 
+def test_a_lean_both_kinds_of_net_see_is_no_read(monkeypatch: pytest.MonkeyPatch):
+    # In these scenes of 3-5 cocked dice the four value nets read four leaning dice by their
+    # top face, each with a quarter or more on "cocked"; the context net, sure of the lean,
+    # makes them null reads. The flat dice read right stay read right.
+    import vision.reader as reader_module
+
+    out = {}
+    for key, sure in (("with", reader_module.CONTEXT_SURE), ("without", 1.01)):
+        monkeypatch.setattr(reader_module, "CONTEXT_SURE", sure)
+        valued = flat_right = 0
+        for seed in (11, 18, 27):
+            spec = random_scene(seed, "normal", 1280, 960)
+            dice = random_dice(spec, np.random.default_rng([seed, 77]), cocked=(3, 5))
+            img, labels = render(spec, dice, seed=seed)
+            for lab, r in matched([x for x in labels if not x["cut"]], READER.read(img)):
+                valued += lab["cocked"] and r.value is not None
+                flat_right += not lab["cocked"] and r.value == lab["value"]
+        out[key] = (valued, flat_right)
+    assert out["with"][0] == 0 and out["without"][0] == 4
+    assert out["with"][1] == out["without"][1] >= 12
+
+
 @pytest.mark.parametrize("tilt", [25.0, 35.0])
 def test_a_die_read_as_unreadable_is_never_certain(tilt: float):
     # Value null comes with low confidence (issue 3): "surely unreadable" is a claim a flat
