@@ -545,3 +545,38 @@ def test_a_speck_far_smaller_than_the_dice_is_no_die(monkeypatch: pytest.MonkeyP
 def test_reader_refuses_non_images():
     with pytest.raises(ValueError, match="BGR image"):
         READER.read(np.zeros((10, 10), np.uint8))
+
+
+@pytest.mark.parametrize(("p_face", "certain"), [(0.92, False), (0.97, True)])
+def test_a_read_is_certain_only_well_above_the_nets_0_9(p_face: float, certain: bool):
+    """Reads the nets give 0.90-0.94 were wrong 2 times in 46 on the photo and render sets: the
+    contract's 0.9 (at most 1 in 1,000 wrong) starts higher up the nets' scale. The value
+    nets' output is set by hand on a clean die whose pips the second opinion counts."""
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    _, img, labels = scene([die(cx, cy, 4)])
+    reader = DiceReader()
+    real = reader.net
+
+    class Sure:
+        def crop(self, frame, box):
+            return real.crop(frame, box)
+
+        def predict(self, crops):
+            p = np.full((len(crops), 8), (1.0 - p_face) / 7, np.float32)
+            p[:, 4] = p_face
+            return p
+
+    reader.net = Sure()
+    [(_, r)] = matched(labels, reader.read(img))
+    assert r.value == 4 and (r.confidence >= 0.9) == certain
+
+
+def test_calibration_keeps_the_order_of_reads_and_the_low_end():
+    from vision.reader import calibrated
+
+    ps = np.linspace(0.0, 1.0, 101)
+    out = [calibrated(float(p)) for p in ps]
+    assert all(b >= a for a, b in zip(out, out[1:], strict=False))
+    assert calibrated(0.5) == 0.5 and calibrated(0.8) == 0.8 and calibrated(1.0) == 1.0
+    assert calibrated(0.93) < 0.9 <= calibrated(0.94)
