@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import cv2
@@ -577,6 +578,6 @@ def test_calibration_keeps_the_order_of_reads_and_the_low_end():
 
     ps = np.linspace(0.0, 1.0, 101)
     out = [calibrated(float(p)) for p in ps]
-    assert all(b >= a for a, b in zip(out, out[1:], strict=False))
+    assert all(b >= a for a, b in itertools.pairwise(out))
     assert calibrated(0.5) == 0.5 and calibrated(0.8) == 0.8 and calibrated(1.0) == 1.0
     assert calibrated(0.93) < 0.9 <= calibrated(0.94)
