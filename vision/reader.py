@@ -77,9 +77,15 @@ _FACES: dict[int, list[tuple[float, float]]] = {
     5: [(0.25, 0.25), (0.75, 0.25), (0.5, 0.5), (0.25, 0.75), (0.75, 0.75)],
     6: [(0.25, 0.25), (0.25, 0.5), (0.25, 0.75), (0.75, 0.25), (0.75, 0.5), (0.75, 0.75)],
 }
-# Root-mean-square distance of each face's pips from their centroid, on a unit face.
-_FACE_SPREAD = {n: math.sqrt(float(((np.array(p) - np.mean(p, axis=0)) ** 2).sum(axis=1).mean()))
-                for n, p in _FACES.items()}
+
+
+def _spread(pts: np.ndarray) -> float:
+    """Root-mean-square distance of points from their centroid: a pip layout's size."""
+    return math.sqrt(float(((pts - pts.mean(axis=0)) ** 2).sum(axis=1).mean()))
+
+
+# Each face's pip spread on a unit face.
+_FACE_SPREAD = {n: _spread(np.array(p, np.float64)) for n, p in _FACES.items()}
 
 
 def _srgb_to_lab(rgb: tuple[int, int, int]) -> np.ndarray:
@@ -1132,8 +1138,7 @@ def face_side(frame: np.ndarray, box: Sequence[float], value: int) -> float | No
     if len(pips) != value:
         return None
     pts = np.array([(p[0] * cut_w, p[1] * cut_h) for p in pips], np.float64)
-    spread = math.sqrt(float(((pts - pts.mean(axis=0)) ** 2).sum(axis=1).mean()))
-    return spread / _FACE_SPREAD[value]
+    return _spread(pts) / _FACE_SPREAD[value]
 
 
 def _face_fit(pts: np.ndarray, count: int) -> float:

@@ -187,10 +187,15 @@ def _centre(bbox: Sequence[float]) -> tuple[float, float]:
     return ((bbox[0] + bbox[2]) / 2.0, (bbox[1] + bbox[3]) / 2.0)
 
 
-def _size(die: DieLike) -> float:
+def _read_size(die: DieLike) -> float:
     """The die's side as the reader's Biggy test saw it (allowing for its turn and the
-    camera's perspective), or its box's when the reader did not say."""
-    return float(getattr(die, "size", 0.0) or 0.0) or box_side(die.bbox)
+    camera's perspective); 0 when the reader did not say."""
+    return float(getattr(die, "size", 0.0) or 0.0)
+
+
+def _size(die: DieLike) -> float:
+    """The reader's size for the die, or its box's side when there is none."""
+    return _read_size(die) or box_side(die.bbox)
 
 
 def _pair(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]],
@@ -266,7 +271,7 @@ def _vote(obs: Sequence[DieLike]) -> _Voted:
     bbox = tuple(float(v) for v in np.median(boxes, axis=0))
     seen = frozenset(int(o.value) for o in obs if o.value is not None)
     plausible = frozenset(ALL_VALUES) if winner is None or not seen else seen
-    sizes = [float(getattr(o, "size", 0.0) or 0.0) for o in obs]
+    sizes = [_read_size(o) for o in obs]
     size = float(np.median([v for v in sizes if v > 0])) if any(v > 0 for v in sizes) else 0.0
     die = DieRead(winner, colour, big > 0, bbox, round(confidence, 4), size=size)
     return _Voted(die, plausible)
