@@ -395,3 +395,31 @@ def test_lean_override_sets_the_cocked_dice_lean():
     dice = random_dice(spec, np.random.default_rng(1), n=8, cocked=(4, 4), lean=(18, 20))
     tilts = [d.tilt_deg for d in dice if d.cocked]
     assert len(tilts) == 4 and all(18 <= t <= 20 for t in tilts), tilts
+
+
+def test_a_pip_under_glare_keeps_its_contrast():
+    """A pip is a matte bowl that mirrors no lamp: under a highlight a dark pip stays dark
+    beside the whitened face (as on the path-traced renders), where glare laid over it as over
+    the face would leave it as light as the face and the value unreadable."""
+    spec = random_scene(3, "easy")
+    covered = 0
+    for spin in range(12):
+        kw = {"colour": "yellow", "value": 6, "pip_colour": "black", "spin": spin}
+        plain, (lab,) = render(spec, [centre_die(spec, **kw)])
+        shiny, _ = render(spec, [centre_die(spec, glare=True, **kw)])
+        x0, y0, x1, y1 = (int(v) for v in lab["bbox"])
+        g0 = cv2.cvtColor(plain[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY).astype(float)
+        g1 = cv2.cvtColor(shiny[y0:y1, x0:x1], cv2.COLOR_BGR2GRAY).astype(float)
+        face = g0 > 120
+        n, blobs = cv2.connectedComponents((g0 < 60).astype(np.uint8))
+        for k in range(1, n):
+            pip = blobs == k
+            if pip.sum() < 6:
+                continue
+            near = cv2.dilate(pip.astype(np.uint8), np.ones((9, 9), np.uint8)).astype(bool)
+            ring = near & face
+            lit = (g1 - g0)[ring].mean() if ring.any() else 0.0
+            if lit > 15:  # the face around this pip is under the highlight
+                covered += 1
+                assert g1[pip].mean() < 0.6 * g1[ring].mean(), (spin, k)
+    assert covered >= 3  # the highlight did land on pips

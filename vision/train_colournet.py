@@ -88,7 +88,8 @@ def die_samples(reader: DiceReader, image: np.ndarray, labels: list[dict],
 def gather(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """{part: (crops, labels)}: synth, renders' training halves, renders' held-out halves."""
     key = hashlib.md5(json.dumps([CACHE_VERSION, args.scenes, args.render_copies,
-                                  Path(__file__).with_name("colournet.py").read_text()],
+                                  Path(__file__).with_name("colournet.py").read_text(),
+                                  Path(__file__).with_name("synth.py").read_text()],
                                  ).encode()).hexdigest()[:10]
     cache = Path(args.cache) / f"colournet-{key}.npz"
     if cache.is_file():

@@ -36,7 +36,7 @@ Besides `vision.synth`'s scenes, `edge_scene` renders calm trays of flat dice sp
 floor's rim, where a mounted camera's perspective shows a strip of side face (with its pips) on
 every die: on the demo camera most of the clean dice left below the 0.9 line had
 p(unreadable) just over the reader's 0.02. Edits here change the crops: bump CACHE_VERSION (the
-cache key also covers `crop_for`'s module and the detector model, which shape the crops).
+cache key also covers `crop_for`'s module, `vision.synth` and the detector model).
 
 Both are off by default (`--detector-share 0 --edge-scenes 0` is the recipe of the shipped
 models). Tried on 2026-11-22 with `--detector-share 0.5 --edge-scenes 400`, 10 epochs on busy
@@ -627,11 +627,12 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     if why_no_synth:
         print(f"synthetic scenes not used: {why_no_synth}")
     edge = args.edge_scenes if why_no_synth is None else 0
-    # The crops depend on crop_for and on the detector whose boxes they are cut from.
+    # The crops depend on crop_for, on the scenes drawn and on the detector whose boxes they
+    # are cut from: a change to any of them must not reuse crops cut before it.
     models = ROOT / "vision" / "models"
-    src = (ROOT / "vision" / "valuenet.py").read_bytes() + b"".join(
-        (models / n).read_bytes() for n in ("detector.onnx", "detector.json")
-        if (models / n).is_file())
+    src = b"".join([(ROOT / "vision" / n).read_bytes() for n in ("valuenet.py", "synth.py")]
+                   + [(models / n).read_bytes() for n in ("detector.onnx", "detector.json")
+                      if (models / n).is_file()])
     options = (CACHE_VERSION, scenes, edge, args.copies, args.synth_copies, CHANNELS, ORIENT,
                DET_SHARE, HARD, COCKED_WEIGHT, args.wide_scenes, args.cocked_scenes, SHALLOW)
     if SCALE != CROP_SCALE:  # keyed only when set, so the shipped nets' caches stay valid
