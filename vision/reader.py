@@ -385,7 +385,7 @@ class DiceReader:
 
     def _check_big_by_pips(self, reads: list[DieRead], frame: np.ndarray,
                            ratio: np.ndarray) -> None:
-        """Clear a Biggy flag that the die's pips deny.
+        """Clear a Biggy flag that the die's pips deny, and shrink the box that gave it.
 
         A box still grows with a turn the edges misjudge and with side faces, but the spread
         of the top face's pips does neither: it scales with the face alone. A die flagged
@@ -421,6 +421,14 @@ class DiceReader:
             if face is not None and face <= PIP_BIG * typical:
                 reads[i].big = False
                 reads[i].size = reads[i].size / ratio[i] * face / typical
+                # Its box is as wrong as its flag, grown round the die by a shadow or a
+                # neighbour's edge (boxes of ordinary dice at IoU 0.3-0.5 with their labels,
+                # each counted as a miss and an invented die). Shrunk about its centre to the
+                # size its pips give, it fits the die: 34 boxes on 300 fresh synthetic scenes,
+                # 2 more dice found there and 1 on byler-d6, none lost on any set. (Centred
+                # on the pips instead: byler's gain lost and one confident error more, as
+                # its pips are found a few pixels off the middle of the face.)
+                _scale_box(reads[i], min(1.0, max(face / typical, 1.0) / float(ratio[i])))
 
     # --- learned detector -------------------------------------------------------------------
     def _read_detected(self, frame: np.ndarray) -> list[DieRead]:
@@ -1206,6 +1214,14 @@ def _turn_growth(frame: np.ndarray, box: tuple[float, ...]) -> float:
     r2 = gx * gx + gy * gy + 1e-6
     a = math.atan2(float((2 * c2 * s2 / r2).sum()), float(((c2 * c2 - s2 * s2) / r2).sum())) / 4
     return abs(math.cos(a)) + abs(math.sin(a))
+
+
+def _scale_box(read: DieRead, k: float) -> None:
+    """Scale a read's box (and its side) about its centre by k, keeping its shape."""
+    x0, y0, x1, y1 = read.bbox
+    cx, cy, hw, hh = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2 * k, (y1 - y0) / 2 * k
+    read.bbox = (cx - hw, cy - hh, cx + hw, cy + hh)
+    read.side *= k
 
 
 def box_side(box: Sequence[float]) -> float:
