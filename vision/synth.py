@@ -25,7 +25,6 @@ DIE_MM = 16.0  # Las Vegas dice are 16 mm
 BIG_SCALE = 1.4  # Biggy dice
 SS = 2  # supersampling of the dice patches
 PIP_GLARE = 0.25  # share of a highlight a pip shows, beside the face around it
-GLARE_PEAK = 1.0  # a highlight mirrors the lamp: brighter than any white paint it lights
 
 # Albedo in BGR, 0..1. Chosen to look like the opaque plastic dice of the game under the shading
 # model below, not colorimetric truth.
@@ -1225,14 +1224,14 @@ def _render_die(
     size = (x1 - x0, y1 - y0)
     col = cv2.resize(col, size, interpolation=cv2.INTER_AREA)
     alpha = cv2.resize(alpha, size, interpolation=cv2.INTER_AREA)
-    if glare is not None:  # a soft specular streak towards the lamp's brightness, on the die
+    if glare is not None:  # a soft specular streak, blended towards white, kept on the die
         glare = cv2.resize(glare, size, interpolation=cv2.INTER_AREA)
         side_px = spec.die_px * (BIG_SCALE if d.big else 1.0)
         glare = cv2.GaussianBlur(glare, (0, 0), max(0.8, side_px * 0.09))
         glare *= 1.0 - (1.0 - PIP_GLARE) * cv2.resize(bowls, size, interpolation=cv2.INTER_AREA)
         glare = cv2.cvtColor(cv2.multiply(glare, alpha, scale=0.85), cv2.COLOR_GRAY2BGR)
-        peak = cv2.cvtColor(alpha * GLARE_PEAK, cv2.COLOR_GRAY2BGR)
-        col = cv2.add(col, cv2.multiply(cv2.subtract(peak, col), glare))
+        col = cv2.add(col, cv2.multiply(cv2.subtract(cv2.cvtColor(alpha, cv2.COLOR_GRAY2BGR),
+                                                     col), glare))
     if blur_px >= 1:
         col, alpha = _motion_blur(col, alpha, max(2, round(blur_px)), d.blur_deg)
     cx0, cy0, cx1, cy1 = max(0, x0), max(0, y0), min(wid, x1), min(hgt, y1)
