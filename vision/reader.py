@@ -427,7 +427,7 @@ class DiceReader:
                                  reads[i].value)
             if face is not None and face <= PIP_BIG * typical:
                 reads[i].big = False
-                reads[i].size = reads[i].size / ratio[i] * face / typical
+                reads[i].size = float(reads[i].size / ratio[i] * face / typical)
                 # Its box is as wrong as its flag, grown round the die by a shadow or a
                 # neighbour's edge (boxes of ordinary dice at IoU 0.3-0.5 with their labels,
                 # each counted as a miss and an invented die). Shrunk about its centre to the
