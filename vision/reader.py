@@ -417,17 +417,17 @@ class DiceReader:
             return
         typical = float(np.median(faces))
         for i in doubtful:
-            face = face_side(frame, reads[i].bbox, reads[i].value)
+            read, grown = reads[i], float(ratio[i])
+            face = face_side(frame, read.bbox, read.value)
             if face is None:
                 # In a box much larger than the die the face fills too little of the patch for
                 # its pips to be found: look again within a box of the typical die's size
                 # (Biggy flags on 300 fresh synthetic scenes 95.15 -> 95.22% right; a Biggy
                 # looked at so shows too few pips, or pips spread as wide as a Biggy's).
-                face = face_side(frame, _scaled(reads[i].bbox, 1.0 / float(ratio[i])),
-                                 reads[i].value)
+                face = face_side(frame, _scaled(read.bbox, 1.0 / grown), read.value)
             if face is not None and face <= PIP_BIG * typical:
-                reads[i].big = False
-                reads[i].size = float(reads[i].size / ratio[i] * face / typical)
+                read.big = False
+                read.size = read.size / grown * face / typical
                 # Its box is as wrong as its flag, grown round the die by a shadow or a
                 # neighbour's edge (boxes of ordinary dice at IoU 0.3-0.5 with their labels,
                 # each counted as a miss and an invented die). Shrunk about its centre to the
@@ -435,7 +435,8 @@ class DiceReader:
                 # 2 more dice found there and 1 on byler-d6, none lost on any set. (Centred
                 # on the pips instead: byler's gain lost and one confident error more, as
                 # its pips are found a few pixels off the middle of the face.)
-                _scale_box(reads[i], min(1.0, max(face / typical, 1.0) / float(ratio[i])))
+                k = min(1.0, max(face / typical, 1.0) / grown)
+                read.bbox, read.side = _scaled(read.bbox, k), read.side * k
 
     # --- learned detector -------------------------------------------------------------------
     def _read_detected(self, frame: np.ndarray) -> list[DieRead]:
@@ -1228,12 +1229,6 @@ def _scaled(box: Sequence[float], k: float) -> tuple[float, float, float, float]
     x0, y0, x1, y1 = box
     cx, cy, hw, hh = (x0 + x1) / 2, (y0 + y1) / 2, (x1 - x0) / 2 * k, (y1 - y0) / 2 * k
     return (cx - hw, cy - hh, cx + hw, cy + hh)
-
-
-def _scale_box(read: DieRead, k: float) -> None:
-    """Scale a read's box and its side about the box's centre by k."""
-    read.bbox = _scaled(read.bbox, k)
-    read.side *= k
 
 
 def box_side(box: Sequence[float]) -> float:
