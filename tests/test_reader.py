@@ -485,6 +485,45 @@ def test_a_biggy_the_detector_marks_twice_is_reported_once(monkeypatch: pytest.M
     assert max(copies(READER)) >= 2
 
 
+def test_a_second_box_on_a_leaning_die_the_nets_cannot_read_keeps_its_face_uncertain(
+        monkeypatch: pytest.MonkeyPatch):
+    """In synthetic hard scene 491 of the benchmark's set a Biggy leaning on a neighbour gets
+    two boxes: its clean top face, read as a 5, and the whole die, which the four hold
+    unreadable. The face read must not be certain (without the rule it is, at 0.98)."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(2026 + 491, "hard", 1280, 960)
+    cocked = [d for d in entry["dice"] if d["cocked"] and not d.get("cut")]
+
+    def face_reads() -> list[float]:
+        return [r.confidence for d in cocked for r in READER.read(img)
+                if r.value is not None and iou(r.bbox, d["bbox"]) >= 0.3]
+
+    assert face_reads() and max(face_reads()) < 0.9
+    monkeypatch.setattr(rd, "RIVAL_UNREADABLE", 1.01)
+    assert max(face_reads()) >= 0.9
+
+
+def test_only_a_sure_unreadable_box_on_the_same_die_doubts_a_read():
+    from vision.reader import _doubted_by_rivals
+
+    face = (300.0, 240.0, 370.0, 310.0)
+    whole = (280.0, 240.0, 370.0, 315.0)  # the face and its side face: the same die
+    apart = (380.0, 240.0, 450.0, 310.0)  # a neighbour, touching
+
+    def probs(*unreadable: float) -> np.ndarray:
+        p = np.zeros((len(unreadable), 8), np.float32)
+        p[:, 7] = unreadable
+        p[:, 5] = 1.0 - p[:, 7]
+        return p
+
+    assert _doubted_by_rivals([face, whole], probs(0.0, 0.9), [0]) == {0}
+    assert _doubted_by_rivals([face, whole], probs(0.0, 0.6), [0]) == set()
+    assert _doubted_by_rivals([face, apart], probs(0.0, 0.9), [0]) == set()
+    assert _doubted_by_rivals([face, whole], probs(0.0, 0.9), [0, 1]) == set()  # two dice
+
+
 def test_a_pip_taken_for_a_small_die_inside_a_surer_die_is_not_reported():
     from vision.reader import _one_box_per_die
 

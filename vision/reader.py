@@ -37,6 +37,7 @@ LEAN_DOUBT = 0.02  # value-net belief in "cocked or smeared" above which no read
 CONTEXT_DOUBT = 0.2  # ...and the context net's belief, asked of reads still certain
 LEAN_SHARE = 0.25  # a read the four give this much "cocked or smeared" is asked of the context
 CONTEXT_SURE = 0.95  # ...net too, and is no read at all when that net is this sure of a lean
+RIVAL_UNREADABLE = 0.8  # a second box on the same die the four hold this surely unreadable...
 SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
 SMALL_DIE_INPUT = 16.0  # median die side (px at the detector's input) below which...
 SMALL_DIE_GOAL = 24.0  # ...the frame is looked at again, scaled to bring dice to this side,
@@ -500,6 +501,7 @@ class DiceReader:
         # do not overlap seen from above, so of boxes overlapping this much only the one the
         # value net is surest holds a die stays.
         kept = _one_box_per_die(boxes, die_p, score * die_p >= KEEP_MIN)
+        doubted = _doubted_by_rivals(boxes, probs, kept)
         reads = []
         doubt: list[float] = []  # the four's p(unreadable) per read
         for i in sorted(kept):
@@ -534,6 +536,8 @@ class DiceReader:
                 confidence = min(confidence, CERTAIN - 0.1)
             if dets[i].margin < near:
                 # A die cut by the edge may still be predicted just inside it: read, asked about.
+                confidence = min(confidence, CERTAIN - 0.05)
+            if i in doubted:
                 confidence = min(confidence, CERTAIN - 0.05)
             reads.append(DieRead(value, "", False, b, confidence, (bw + bh) / 2, 0.0))
             doubt.append(float(p[UNREADABLE]))
@@ -1200,6 +1204,30 @@ def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> li
                                for j in kept):
             kept.append(int(i))
     return kept
+
+
+def _doubted_by_rivals(boxes: list, probs: np.ndarray, kept: list[int]) -> set[int]:
+    """Kept boxes with a second box on the same die that the value nets surely cannot read.
+
+    A die leaning on a neighbour often gets two detector boxes: one round its clean top face,
+    which the nets read as a flat die (and, being the surest box, it is kept), and one round
+    the whole die, side face and all, which they hold unreadable. Two views of one die that
+    disagree this much are no ground for certainty. On 800 synthetic hard scenes this catches
+    3 of the 11 confident errors (all cocked dice) and demotes 2 of 3,363 right certain reads;
+    on the photo and render sets it demotes none.
+    """
+    from .valuenet import UNREADABLE
+
+    doubted: set[int] = set()
+    for i in kept:
+        for j in range(len(boxes)):
+            if j in kept or probs[j, UNREADABLE] < RIVAL_UNREADABLE:
+                continue
+            if (_iou(boxes[i], boxes[j]) >= SAME_DIE_IOU
+                    or _inside(boxes[i], boxes[j]) >= SAME_DIE_INSIDE):
+                doubted.add(i)
+                break
+    return doubted
 
 
 def _turn_growth(frame: np.ndarray, box: tuple[float, ...]) -> float:
