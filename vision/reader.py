@@ -40,6 +40,8 @@ CONTEXT_SURE = 0.95  # ...net too, and is no read at all when that net is this s
 RIVAL_UNREADABLE = 0.8  # a second box on the same die the four hold this surely unreadable...
 WIDER_VIEW = 1.4  # a certain read's box grown this much about its centre, shown to the four...
 WIDER_DOUBT = 0.4  # ...who, holding it this unreadable, leave the read uncertain
+WIDER_ASK = 0.1  # a read the four give this much "cocked" is shown the wider view too...
+WIDER_SURE = 0.7  # ...and is no read at all when they hold that view this unreadable
 SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
 SMALL_DIE_INPUT = 16.0  # median die side (px at the detector's input) below which...
 SMALL_DIE_GOAL = 24.0  # ...the frame is looked at again, scaled to bring dice to this side,
@@ -570,16 +572,27 @@ class DiceReader:
                     r.value = None
                     r.confidence = min((p_four + float(p_lean)) / 2, CERTAIN - 0.05)
         sure = [r for r in reads if r.value is not None and r.confidence >= CERTAIN]
-        if sure:
+        doubted_lean = [(r, d) for r, d in zip(reads, doubt, strict=True)
+                        if r.value is not None and d >= WIDER_ASK]
+        if sure or doubted_lean:
             # The detector often boxes a leaning die's clean top face alone, leaving out the
             # side face it shows (most confident errors left on synthetic scenes: the box
             # sits at IoU 0.5-0.8 of the whole die's). Shown a wider view, the four see the
-            # side face and doubt the read; a flat die's wider view is mostly floor.
+            # side face: a certain read they doubt there is asked about, and a read they
+            # already half took for a lean and are sure of there is no read (on 800
+            # synthetic scenes 27 cocked dice became right and 3 flat dice were lost; none
+            # of 2,597 reads changed on the photo and render sets). A flat die's wider view
+            # is mostly floor.
+            asked = sure + [r for r, _ in doubted_lean]
             wide = self.net.predict(np.stack([self.net.crop(frame, _scaled(r.bbox, WIDER_VIEW))
-                                              for r in sure]))[:, UNREADABLE]
-            for r, p_wide in zip(sure, wide, strict=True):
+                                              for r in asked]))[:, UNREADABLE]
+            for r, p_wide in zip(sure, wide[:len(sure)], strict=True):
                 if p_wide >= WIDER_DOUBT:
                     r.confidence = min(r.confidence, CERTAIN - 0.05)
+            for (r, p_four), p_wide in zip(doubted_lean, wide[len(sure):], strict=True):
+                if p_wide >= WIDER_SURE:
+                    r.value = None
+                    r.confidence = min((p_four + float(p_wide)) / 2, CERTAIN - 0.05)
         for r in reads:
             if r.value is not None and r.confidence >= CERTAIN:
                 # Last, as the costliest check: only a read still certain can be demoted.
