@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,24 @@ def test_events_stream_starts_with_a_snapshot(client):
         text += next(chunks).decode()
     r.close()
     assert "retry:" in text
+
+
+def test_events_stream_ends_when_the_table_stops(client, table: TableSession):
+    # The web server waits for open responses when it shuts down: a stream that outlived the
+    # table held every `serve` stop for the server's whole grace period (5 s).
+    r = client.get("/api/events", buffered=False)
+    chunks = iter(r.response)
+    text = ""
+    while "event: state" not in text:
+        text += next(chunks).decode()
+    rest: list[bytes] = []
+    reader = threading.Thread(target=lambda: rest.extend(chunks), daemon=True)
+    reader.start()  # ends only if the stream does
+    table.stop()
+    reader.join(timeout=2.0)
+    assert not reader.is_alive(), "the stream outlived the table"
+    r.close()
+    assert not any(b"event: state" in c for c in rest)
 
 
 @pytest.mark.parametrize("path", ["/api/action", "/api/confirm", "/api/undo", "/api/game",

@@ -229,7 +229,7 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             seen: tuple[int, int] | None = None
             opened = last = time.monotonic()
             yield "retry: 2000\n\n"
-            while time.monotonic() - opened < settings.stream_max:
+            while time.monotonic() - opened < settings.stream_max and not table.stopping:
                 if (table.version, display.version) != seen:
                     dv = display.version
                     view = current_view(me)
@@ -241,9 +241,6 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
                 started = time.monotonic()
                 table.wait_for_change(seen[0], min(0.5, max(0.05, settings.keepalive
                                                              - (started - last))))
-                if (table.version == seen[0] and display.version == seen[1]
-                        and time.monotonic() - started < 0.04):
-                    time.sleep(0.5)  # the session is stopping: do not spin
                 if time.monotonic() - last >= settings.keepalive:
                     last = time.monotonic()
                     yield ": keep-alive\n\n"

@@ -435,6 +435,12 @@ class TableSession:
         # come next; the next roll is then checked when it is handled (`_on_roll`).
         self.tracker.expect(None if self._held else facts_for(self.game.state))
 
+    @property
+    def stopping(self) -> bool:
+        """Set once `stop` is called: long-lived readers (the live-update streams) end then,
+        or the web server would wait out its own grace period for them at every shutdown."""
+        return self._stop.is_set()
+
     def wait_for_change(self, version: int, timeout: float) -> int:
         with self.changed:
             self.changed.wait_for(lambda: self.version != version or self._stop.is_set(),
