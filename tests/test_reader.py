@@ -490,6 +490,19 @@ def test_a_biggy_the_detector_marks_twice_is_reported_once(monkeypatch: pytest.M
     assert max(copies(READER)) >= 2
 
 
+def _cocked_face_confidences(scene: tuple[np.ndarray, dict]):
+    """A function giving the confidence of every value read on the scene's whole cocked dice,
+    read afresh at each call (so that a test can change a threshold between calls)."""
+    img, entry = scene
+    cocked = [d for d in entry["dice"] if d["cocked"] and not d.get("cut")]
+
+    def face_reads() -> list[float]:
+        return [r.confidence for d in cocked for r in READER.read(img)
+                if r.value is not None and iou(r.bbox, d["bbox"]) >= 0.3]
+
+    return face_reads
+
+
 def test_a_second_box_on_a_leaning_die_the_nets_cannot_read_keeps_its_face_uncertain(
         monkeypatch: pytest.MonkeyPatch):
     """In synthetic hard scene 491 of the benchmark's set a Biggy leaning on a neighbour gets
@@ -500,13 +513,7 @@ def test_a_second_box_on_a_leaning_die_the_nets_cannot_read_keeps_its_face_uncer
     from vision.synth import render_scene
 
     monkeypatch.setattr(rd, "WIDER_DOUBT", 1.01)
-    img, entry = render_scene(2026 + 491, "hard", 1280, 960)
-    cocked = [d for d in entry["dice"] if d["cocked"] and not d.get("cut")]
-
-    def face_reads() -> list[float]:
-        return [r.confidence for d in cocked for r in READER.read(img)
-                if r.value is not None and iou(r.bbox, d["bbox"]) >= 0.3]
-
+    face_reads = _cocked_face_confidences(render_scene(2026 + 491, "hard", 1280, 960))
     assert face_reads() and max(face_reads()) < 0.9
     monkeypatch.setattr(rd, "RIVAL_UNREADABLE", 1.01)
     assert max(face_reads()) >= 0.9
@@ -521,13 +528,7 @@ def test_a_leaning_die_boxed_by_its_top_face_alone_is_doubted_in_a_wider_view(
     from vision import reader as rd
     from vision.synth import render_scene
 
-    img, entry = render_scene(8100 + index, "hard", 1280, 960)
-    cocked = [d for d in entry["dice"] if d["cocked"] and not d.get("cut")]
-
-    def face_reads() -> list[float]:
-        return [r.confidence for d in cocked for r in READER.read(img)
-                if r.value is not None and iou(r.bbox, d["bbox"]) >= 0.3]
-
+    face_reads = _cocked_face_confidences(render_scene(8100 + index, "hard", 1280, 960))
     assert face_reads() and max(face_reads()) < 0.9
     monkeypatch.setattr(rd, "WIDER_DOUBT", 1.01)
     assert max(face_reads()) >= 0.9
