@@ -553,28 +553,21 @@ class DiceReader:
             # A die leaning on a neighbour or a wall shows a clean face the four read
             # straight through (most confident errors on synthetic scenes); the context
             # net sees what the die rests on. Asked, in one batch, of reads still certain
-            # and of those the four already half doubt.
+            # and of those the four already half doubt. Where both kinds of net see a lean,
+            # the face read is not the one the die will count as: cocked dice read with a
+            # value (the largest share of synthetic value errors) are often such reads,
+            # flat dice rarely: on 200 fresh synthetic hard scenes 19 cocked dice became
+            # right and no flat die was lost; renders: 6 of the 15 cocked dice right, 1 flat
+            # die of 458 lost; byler 1 of 1,105 lost; rune55 unchanged. The flat dice lost
+            # touch a neighbour or a wall.
             asked = sure + [r for r, _ in leaning]
             lean = self.context.predict(np.stack([self.context.crop(frame, r.bbox)
                                                   for r in asked]))[:, UNREADABLE]
-            for r, p_lean in zip(sure, lean[:len(sure)], strict=True):
-                if p_lean > CONTEXT_DOUBT:
-                    r.confidence = min(r.confidence, CERTAIN - 0.05)
-            for (r, p_four), p_lean in zip(leaning, lean[len(sure):], strict=True):
-                if p_lean >= CONTEXT_SURE:
-                    # Both kinds of net see a lean: the face read is not the one the die
-                    # will count as. Cocked dice read with a value (the largest share of
-                    # synthetic value errors) are often such reads, flat dice rarely: on
-                    # 200 fresh synthetic hard scenes 19 cocked dice became right and no
-                    # flat die was lost; renders: 6 of the 15 cocked dice right, 1 flat die
-                    # of 458 lost; byler 1 of 1,105 lost; rune55 unchanged. The flat dice
-                    # lost touch a neighbour or a wall. A null read is never certain.
-                    r.value = None
-                    r.confidence = min((p_four + float(p_lean)) / 2, CERTAIN - 0.05)
+            _judge_leans(sure, leaning, lean, CONTEXT_DOUBT, CONTEXT_SURE)
         sure = [r for r in reads if r.value is not None and r.confidence >= CERTAIN]
-        doubted_lean = [(r, d) for r, d in zip(reads, doubt, strict=True)
-                        if r.value is not None and d >= WIDER_ASK]
-        if sure or doubted_lean:
+        leaning = [(r, d) for r, d in zip(reads, doubt, strict=True)
+                   if r.value is not None and d >= WIDER_ASK]
+        if sure or leaning:
             # The detector often boxes a leaning die's clean top face alone, leaving out the
             # side face it shows (most confident errors left on synthetic scenes: the box
             # sits at IoU 0.5-0.8 of the whole die's). Shown a wider view, the four see the
@@ -583,16 +576,10 @@ class DiceReader:
             # synthetic scenes 27 cocked dice became right and 3 flat dice were lost; none
             # of 2,597 reads changed on the photo and render sets). A flat die's wider view
             # is mostly floor.
-            asked = sure + [r for r, _ in doubted_lean]
+            asked = sure + [r for r, _ in leaning]
             wide = self.net.predict(np.stack([self.net.crop(frame, _scaled(r.bbox, WIDER_VIEW))
                                               for r in asked]))[:, UNREADABLE]
-            for r, p_wide in zip(sure, wide[:len(sure)], strict=True):
-                if p_wide >= WIDER_DOUBT:
-                    r.confidence = min(r.confidence, CERTAIN - 0.05)
-            for (r, p_four), p_wide in zip(doubted_lean, wide[len(sure):], strict=True):
-                if p_wide >= WIDER_SURE:
-                    r.value = None
-                    r.confidence = min((p_four + float(p_wide)) / 2, CERTAIN - 0.05)
+            _judge_leans(sure, leaning, wide, WIDER_DOUBT, WIDER_SURE)
         for r in reads:
             if r.value is not None and r.confidence >= CERTAIN:
                 # Last, as the costliest check: only a read still certain can be demoted.
@@ -1225,11 +1212,29 @@ def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> li
     die of its own: IoU alone misses it, the small box being a sliver of the union)."""
     kept: list[int] = []
     for i in np.argsort(-die_p, kind="stable"):
-        if eligible[i] and all(_iou(boxes[i], boxes[j]) < SAME_DIE_IOU
-                               and _inside(boxes[i], boxes[j]) < SAME_DIE_INSIDE
-                               for j in kept):
+        if eligible[i] and not any(_same_die(boxes[i], boxes[j]) for j in kept):
             kept.append(int(i))
     return kept
+
+
+def _same_die(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """Two boxes that overlap this much are one die seen twice (see `_one_box_per_die`)."""
+    return _iou(a, b) >= SAME_DIE_IOU or _inside(a, b) >= SAME_DIE_INSIDE
+
+
+def _judge_leans(sure: list[DieRead], leaning: list[tuple[DieRead, float]],
+                 p_lean: np.ndarray, doubt_from: float, null_from: float) -> None:
+    """Apply a second look's belief in a lean, one per read (`sure` first, then `leaning`):
+    from `doubt_from` a certain read is left uncertain, and from `null_from` a read the four
+    half doubt (their belief beside it) becomes a null read, at the mean of the two beliefs.
+    A null read is never certain."""
+    for r, p in zip(sure, p_lean[:len(sure)], strict=True):
+        if p >= doubt_from:
+            r.confidence = min(r.confidence, CERTAIN - 0.05)
+    for (r, p_four), p in zip(leaning, p_lean[len(sure):], strict=True):
+        if p >= null_from:
+            r.value = None
+            r.confidence = min((p_four + float(p)) / 2, CERTAIN - 0.05)
 
 
 def _doubted_by_rivals(boxes: list, probs: np.ndarray, kept: list[int]) -> set[int]:
@@ -1247,10 +1252,8 @@ def _doubted_by_rivals(boxes: list, probs: np.ndarray, kept: list[int]) -> set[i
     doubted: set[int] = set()
     for i in kept:
         for j in range(len(boxes)):
-            if j in kept or probs[j, UNREADABLE] < RIVAL_UNREADABLE:
-                continue
-            if (_iou(boxes[i], boxes[j]) >= SAME_DIE_IOU
-                    or _inside(boxes[i], boxes[j]) >= SAME_DIE_INSIDE):
+            if (j not in kept and probs[j, UNREADABLE] >= RIVAL_UNREADABLE
+                    and _same_die(boxes[i], boxes[j])):
                 doubted.add(i)
                 break
     return doubted
