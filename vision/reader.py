@@ -560,26 +560,19 @@ class DiceReader:
             # right and no flat die was lost; renders: 6 of the 15 cocked dice right, 1 flat
             # die of 458 lost; byler 1 of 1,105 lost; rune55 unchanged. The flat dice lost
             # touch a neighbour or a wall.
-            asked = sure + [r for r, _ in leaning]
-            lean = self.context.predict(np.stack([self.context.crop(frame, r.bbox)
-                                                  for r in asked]))[:, UNREADABLE]
-            _judge_leans(sure, leaning, lean, CONTEXT_DOUBT, CONTEXT_SURE)
+            _ask_about_leans(self.context, frame, sure, leaning, None, CONTEXT_DOUBT, CONTEXT_SURE)
         sure = [r for r in reads if r.value is not None and r.confidence >= CERTAIN]
         leaning = [(r, d) for r, d in zip(reads, doubt, strict=True)
                    if r.value is not None and d >= WIDER_ASK]
-        if sure or leaning:
-            # The detector often boxes a leaning die's clean top face alone, leaving out the
-            # side face it shows (most confident errors left on synthetic scenes: the box
-            # sits at IoU 0.5-0.8 of the whole die's). Shown a wider view, the four see the
-            # side face: a certain read they doubt there is asked about, and a read they
-            # already half took for a lean and are sure of there is no read (on 800
-            # synthetic scenes 27 cocked dice became right and 3 flat dice were lost; none
-            # of 2,597 reads changed on the photo and render sets). A flat die's wider view
-            # is mostly floor.
-            asked = sure + [r for r, _ in leaning]
-            wide = self.net.predict(np.stack([self.net.crop(frame, _scaled(r.bbox, WIDER_VIEW))
-                                              for r in asked]))[:, UNREADABLE]
-            _judge_leans(sure, leaning, wide, WIDER_DOUBT, WIDER_SURE)
+        # The detector often boxes a leaning die's clean top face alone, leaving out the
+        # side face it shows (most confident errors left on synthetic scenes: the box
+        # sits at IoU 0.5-0.8 of the whole die's). Shown a wider view, the four see the
+        # side face: a certain read they doubt there is asked about, and a read they
+        # already half took for a lean and are sure of there is no read (on 800
+        # synthetic scenes 27 cocked dice became right and 3 flat dice were lost; none
+        # of 2,597 reads changed on the photo and render sets). A flat die's wider view
+        # is mostly floor.
+        _ask_about_leans(self.net, frame, sure, leaning, WIDER_VIEW, WIDER_DOUBT, WIDER_SURE)
         for r in reads:
             if r.value is not None and r.confidence >= CERTAIN:
                 # Last, as the costliest check: only a read still certain can be demoted.
@@ -1222,12 +1215,20 @@ def _same_die(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return _iou(a, b) >= SAME_DIE_IOU or _inside(a, b) >= SAME_DIE_INSIDE
 
 
-def _judge_leans(sure: list[DieRead], leaning: list[tuple[DieRead, float]],
-                 p_lean: np.ndarray, doubt_from: float, null_from: float) -> None:
-    """Apply a second look's belief in a lean, one per read (`sure` first, then `leaning`):
-    from `doubt_from` a certain read is left uncertain, and from `null_from` a read the four
-    half doubt (their belief beside it) becomes a null read, at the mean of the two beliefs.
-    A null read is never certain."""
+def _ask_about_leans(net: Any, frame: np.ndarray, sure: list[DieRead],
+                 leaning: list[tuple[DieRead, float]], grow: float | None,
+                 doubt_from: float, null_from: float) -> None:
+    """Ask `net` (in one batch, each box grown by `grow` when given) how much it believes the
+    certain reads and the half-doubted ones (`leaning`, with the four's belief) lean: from
+    `doubt_from` a certain read is left uncertain, and from `null_from` a half-doubted read
+    becomes a null read, at the mean of the two beliefs. A null read is never certain."""
+    from .valuenet import UNREADABLE
+
+    asked = sure + [r for r, _ in leaning]
+    if not asked:
+        return
+    boxes = [r.bbox if grow is None else _scaled(r.bbox, grow) for r in asked]
+    p_lean = net.predict(np.stack([net.crop(frame, b) for b in boxes]))[:, UNREADABLE]
     for r, p in zip(sure, p_lean[:len(sure)], strict=True):
         if p >= doubt_from:
             r.confidence = min(r.confidence, CERTAIN - 0.05)

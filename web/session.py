@@ -443,7 +443,7 @@ class TableSession:
 
     def wait_for_change(self, version: int, timeout: float) -> int:
         with self.changed:
-            self.changed.wait_for(lambda: self.version != version or self._stop.is_set(),
+            self.changed.wait_for(lambda: self.version != version or self.stopping,
                                   timeout)
             return self.version
 
