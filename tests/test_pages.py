@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -372,6 +373,21 @@ def test_camera_stream_sends_frames_only_when_they_change(client, table: TableSe
     first, second = next(parts), next(parts)
     assert first.startswith(b"--frame\r\nContent-Type: image/jpeg") and b"one" in first
     assert b"two" in second
+    r.close()
+
+
+def test_camera_stream_ends_when_the_table_stops(client, table: TableSession):
+    # The web server waits for open responses when it shuts down: a camera page left open
+    # held every `serve` stop for the server's whole grace period (5 s).
+    r = client.get("/api/camera/stream", buffered=False)
+    parts = iter(r.response)
+    next(parts)
+    rest: list[bytes] = []
+    reader = threading.Thread(target=lambda: rest.extend(parts), daemon=True)
+    reader.start()  # ends only if the stream does
+    table.stop()
+    reader.join(timeout=2.0)
+    assert not reader.is_alive(), "the camera stream outlived the table"
     r.close()
 
 

@@ -164,9 +164,12 @@ def test_serve_survives_a_pulled_power_cable(tmp_path: Path):
             time.sleep(0.5)
             after = _get(f"http://127.0.0.1:{port}/api/state")
         assert after["seq"] > acknowledged + 1, "the resumed demo did not carry on"
-        # A phone following the live updates must not hold the stop up.
+        # Phones following the live updates or the camera must not hold the stop up.
         phone = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/events", timeout=5)
         phone.readline()
+        camera = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/camera/stream",
+                                        timeout=5)
+        camera.readline()
     finally:
         stopped_at = time.monotonic()
         proc.send_signal(signal.SIGTERM)
@@ -177,6 +180,7 @@ def test_serve_survives_a_pulled_power_cable(tmp_path: Path):
             proc.wait()
         took = time.monotonic() - stopped_at
     phone.close()
+    camera.close()
     # `kill` (SIGTERM) is a clean stop too: the camera, server and store closed, exit 0, and
     # promptly (waitress waited its whole 5 s grace period for the stream before).
     assert proc.returncode == 0, proc.stdout.read().decode(errors="replace")[-3000:]

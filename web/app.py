@@ -475,7 +475,8 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         """The annotated camera picture as MJPEG, for the camera page."""
         if not camera_slots.acquire(blocking=False):
             raise ApiError(503, f"the camera is already shown on {CAMERA_VIEWERS} screens")
-        return Response(Slotted(mjpeg(table.preview_jpeg), camera_slots),
+        stream = mjpeg(table.preview_jpeg, running=lambda: not table.stopping)
+        return Response(Slotted(stream, camera_slots),
                         mimetype="multipart/x-mixed-replace; boundary=frame",
                         headers={"Cache-Control": "no-cache, no-store",
                                  "X-Accel-Buffering": "no"})

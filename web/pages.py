@@ -19,7 +19,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -330,15 +330,17 @@ def placeholder_jpeg() -> bytes:
     return _PLACEHOLDER
 
 
-def mjpeg(frames: Any, fps: float = 12.0, resend: float = 5.0) -> Iterator[bytes]:
+def mjpeg(frames: Any, fps: float = 12.0, resend: float = 5.0,
+          running: Callable[[], bool] = lambda: True) -> Iterator[bytes]:
     """multipart/x-mixed-replace parts: a frame only when its index changes.
 
     The same frame is sent again every `resend` seconds: writing is the only way a server
-    learns the phone went away, and then this generator is closed.
+    learns the phone went away, and then this generator is closed. It ends by itself once
+    `running` says no: the web server waits for open responses when it shuts down.
     """
     last: int | None = -1
     sent = 0.0
-    while True:
+    while running():
         got = frames()
         now = time.monotonic()
         index, data = got if got is not None else (None, placeholder_jpeg())
