@@ -646,6 +646,65 @@ def test_the_second_look_scales_with_how_small_the_dice_are(monkeypatch: pytest.
     assert sized >= 0.9 * labels and sized > fixed
 
 
+def _close_up(z: float) -> tuple[np.ndarray, list[dict]]:
+    """Four dice of a mounted scene seen from a camera z times closer (the frame's middle
+    enlarged): dice of 250-340 px in a 1280 px frame."""
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    dice = [die(cx - 14, cy - 10, 3, "red"), die(cx + 12, cy - 8, 5, "white"),
+            die(cx - 10, cy + 12, 6, "green"), die(cx + 14, cy + 13, 2, "black")]
+    _, img, labels = scene(dice)
+    h, w = img.shape[:2]
+    mx = float(np.mean([(d["bbox"][0] + d["bbox"][2]) / 2 for d in labels]))
+    my = float(np.mean([(d["bbox"][1] + d["bbox"][3]) / 2 for d in labels]))
+    x0, y0 = mx - w / z / 2, my - h / z / 2
+    m = np.float32([[z, 0, -x0 * z], [0, z, -y0 * z]])
+    frame = cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_CUBIC,
+                           borderMode=cv2.BORDER_REPLICATE)
+    return frame, [dict(d, bbox=[(d["bbox"][0] - x0) * z, (d["bbox"][1] - y0) * z,
+                                 (d["bbox"][2] - x0) * z, (d["bbox"][3] - y0) * z])
+                   for d in labels]
+
+
+@pytest.mark.parametrize("z", [3.0, 4.0])
+def test_dice_of_a_close_camera_are_found_at_their_size(monkeypatch: pytest.MonkeyPatch,
+                                                        z: float):
+    """Dice far larger than the detector was trained on: the first look boxes their pips
+    and halves; the look sized to the dice reads them all."""
+    from vision import reader as rd
+
+    frame, labels = _close_up(z)
+    reads = READER.read(frame)
+    pairs = matched(labels, reads)
+    assert len(reads) == len(labels) == len(pairs)
+    assert all(r.value == lab["value"] for lab, r in pairs)
+    monkeypatch.setattr(rd, "LARGE_DIE_INPUT", float("inf"))  # the first look alone
+    assert len(matched(labels, READER.read(frame))) < len(labels)
+
+
+def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyPatch):
+    """A distant camera (a normal scene shrunk to 30% on a plain table): the half-size look
+    boxes the whole tray as one large die; the value nets do not call it a face, so the
+    tray's small dice are looked for as usual."""
+    from vision import reader as rd
+    from vision.reader import box_side
+    from vision.synth import render_scene
+
+    img, _ = render_scene(53, "normal", 1280, 960)
+    small = cv2.resize(img, None, fx=0.3, fy=0.3, interpolation=cv2.INTER_AREA)
+    h, w = small.shape[:2]
+    top, left = (960 - h) // 2, (1280 - w) // 2
+    frame = cv2.copyMakeBorder(small, top, 960 - h - top, left, 1280 - w - left,
+                               cv2.BORDER_CONSTANT, value=(40, 70, 110))
+    assert READER.detector is not None
+    _, half = READER.detector.detect_with_half(frame, rd.DETECT_MIN)
+    tray = [box_side(d.bbox) for d in half if d.score >= rd.SURE_PEAK]
+    assert tray and max(tray) * 512 / 1280 > rd.LARGE_DIE_INPUT  # the look sees one
+    reads = [r.bbox for r in READER.read(frame)]
+    monkeypatch.setattr(rd, "LARGE_DIE_INPUT", float("inf"))
+    assert reads and reads == [r.bbox for r in READER.read(frame)]
+
+
 def test_a_speck_far_smaller_than_the_dice_is_no_die(monkeypatch: pytest.MonkeyPatch):
     """A normal scene where the detector also boxes a 9 px speck among dice of 26 px."""
     from vision import reader as rd

@@ -39,6 +39,11 @@ def prepare(frame_bgr: np.ndarray, long_side: int = INPUT_LONG) -> tuple[np.ndar
     colour shift the input far less than they shift the pixels; the padding repeats the edge
     so it does not look like a dark wall.
     """
+    small, scale = _shrink(frame_bgr, long_side)
+    return _blob(small), scale
+
+
+def _shrink(frame_bgr: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:
     h, w = frame_bgr.shape[:2]
     scale = long_side / max(h, w)
     nw, nw_h = max(1, round(w * scale)), max(1, round(h * scale))
@@ -50,9 +55,12 @@ def prepare(frame_bgr: np.ndarray, long_side: int = INPUT_LONG) -> tuple[np.ndar
         src = cv2.resize(frame_bgr, (max(1, w // k), max(1, h // k)),
                          interpolation=cv2.INTER_AREA)
     # Less than a halving left: linear interpolation barely aliases and is far faster.
-    small = cv2.resize(src, (nw, nw_h), interpolation=cv2.INTER_LINEAR)
-    pw = -nw % MULTIPLE
-    ph = -nw_h % MULTIPLE
+    return cv2.resize(src, (nw, nw_h), interpolation=cv2.INTER_LINEAR), scale
+
+
+def _blob(small: np.ndarray) -> np.ndarray:
+    pw = -small.shape[1] % MULTIPLE
+    ph = -small.shape[0] % MULTIPLE
     if pw or ph:
         small = cv2.copyMakeBorder(small, 0, ph, 0, pw, cv2.BORDER_REPLICATE)
     # cv2 computes the statistics and the planar layout several times faster than numpy.
@@ -60,7 +68,7 @@ def prepare(frame_bgr: np.ndarray, long_side: int = INPUT_LONG) -> tuple[np.ndar
     blob = cv2.dnn.blobFromImage(small, 1.0, mean=tuple(float(m) for m in mean.ravel()))
     for c, sd in enumerate(std.ravel()):
         blob[0, c] *= 1.0 / (float(sd) + 8.0)
-    return blob, scale
+    return blob
 
 
 def decode(
@@ -117,3 +125,18 @@ class Detector:
         """Dice in the frame; `long_side` overrides the input size (small dice need more)."""
         out, scale = self.heatmap(frame_bgr, long_side)
         return decode(out, scale, frame_bgr.shape, threshold)
+
+    def detect_with_half(self, frame_bgr: np.ndarray, threshold: float = 0.25
+                         ) -> tuple[list[Detection], list[Detection]]:
+        """Dice at the usual input and at half of it (large dice, see the reader's `_look`):
+        the half input is shrunk from the usual one, not from the frame again (1 ms less)."""
+        small, scale = _shrink(frame_bgr, self.long_side)
+        self.net.setInput(_blob(small))
+        out = np.asarray(self.net.forward(), np.float32)
+        half = cv2.resize(small, (max(1, small.shape[1] // 2), max(1, small.shape[0] // 2)),
+                          interpolation=cv2.INTER_AREA)
+        self.net.setInput(_blob(half))
+        out_half = np.asarray(self.net.forward(), np.float32)
+        return (decode(out, scale, frame_bgr.shape, threshold),
+                decode(out_half, scale * half.shape[1] / small.shape[1], frame_bgr.shape,
+                       threshold))

@@ -46,6 +46,9 @@ SURE_PEAK = 0.5  # detector peaks from here on do not lower a read's confidence
 SMALL_DIE_INPUT = 16.0  # median die side (px at the detector's input) below which...
 SMALL_DIE_GOAL = 24.0  # ...the frame is looked at again, scaled to bring dice to this side,
 SMALL_DICE_MAX = 1280  # ...at most this long (and never larger than the frame itself)
+LARGE_DIE_INPUT = 52.0  # median die side (px at the detector's input) above which...
+LARGE_DIE_GOAL = 32.0  # ...the frame is looked at again, scaled to bring dice to this side,
+LARGE_DICE_MIN = 128  # ...at least this long
 SPECK_SHARE = 0.5  # a box under this share of the typical sure die's side is no die...
 SPECK_SURE = 3  # ...judged when the detector is sure of at least this many
 SURE_SIDE = 24.0  # dice smaller than this (px in the frame) are never read as certain
@@ -444,6 +447,38 @@ class DiceReader:
                 read.bbox, read.side = _scaled(read.bbox, k), read.side * k
 
     # --- learned detector -------------------------------------------------------------------
+    def _look(self, frame: np.ndarray) -> tuple[list, list, int]:
+        """The detector's boxes at an input that shows the dice at a side it was trained on
+        (10-50 px), with those it is sure of and the input's long side."""
+        from .valuenet import NOT_A_DIE
+
+        assert self.detector is not None and self.net is not None
+        h, w = frame.shape[:2]
+        normal = self.detector.long_side
+        found, half = self.detector.detect_with_half(frame, DETECT_MIN)
+        sure = [d for d in found if d.score >= SURE_PEAK]
+        coarse = [d for d in half if d.score >= SURE_PEAK]
+        if not coarse:
+            return found, sure, normal
+        typical = float(np.median([box_side(d.bbox) for d in coarse])) * normal / max(h, w)
+        if typical <= LARGE_DIE_INPUT:
+            return found, sure, normal
+        # A tray seen whole, its dice small, looks like one large die with pips to the
+        # detector; the value nets tell it from a die (they call it unreadable, or no die).
+        # Glints and pips the coarse look takes for dice are no dice to them either.
+        probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in coarse]))
+        k = probs.argmax(axis=1)
+        held = int(np.sum(probs[:, NOT_A_DIE] < 0.5))
+        faces = [d for d, c in zip(coarse, k, strict=True) if 1 <= c <= 6]
+        if 2 * len(faces) <= held:
+            return found, sure, normal
+        typical = float(np.median([box_side(d.bbox) for d in faces])) * normal / max(h, w)
+        if typical <= LARGE_DIE_INPUT:
+            return found, sure, normal
+        long = max(LARGE_DICE_MIN, int(normal * LARGE_DIE_GOAL / typical) // 32 * 32)
+        large = self.detector.detect(frame, DETECT_MIN, long)
+        return large, [d for d in large if d.score >= SURE_PEAK], long
+
     def _read_detected(self, frame: np.ndarray) -> list[DieRead]:
         """Boxes from the detector, values from the value net, a rule-based second opinion.
 
@@ -455,9 +490,8 @@ class DiceReader:
         assert self.detector is not None and self.net is not None
         h, w = frame.shape[:2]
         near = EDGE_DOUBT * max(h, w)
-        found = self.detector.detect(frame, DETECT_MIN)
-        sure = [d for d in found if d.score >= SURE_PEAK]
-        if sure:
+        found, sure, long = self._look(frame)
+        if sure and long == self.detector.long_side:
             # Dice a distant camera sees small shrink to a few pixels at the net's input,
             # where it misses a fifth of them and boxes the rest loosely: look again at an
             # input large enough to bring them to a side the net was trained on and add what
