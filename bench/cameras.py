@@ -1,7 +1,7 @@
 """The dice reader under other cameras and lamps: every labelled set, transformed.
 
 Usage: .venv/bin/python bench/cameras.py [--data DIR] [--sets NAME,...] [--probes NAME,...]
-       [--limit N]
+       [--limit N] [--crops DIR]
 
 Why: the reader is judged on photos it has never seen, taken by other cameras under other
 lamps. `bench/vision.py` measures the sets as they are; this script measures them as another
@@ -34,14 +34,28 @@ Box = list[float]
 Probe = Callable[[np.ndarray, list[dict]], tuple[np.ndarray, list[dict], list[Box]]]
 
 
-def _boxes_moved(labels: list[dict], move: Callable[[np.ndarray], np.ndarray], w: int, h: int
-                 ) -> tuple[list[dict], list[Box]]:
-    """Labels whose box corners `move` maps inside a w x h frame, and the clipped boxes of
-    those it takes (partly) outside: dice the new frame cuts."""
+def _corners(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    return np.array([[x0, y0], [x1, y0], [x0, y1], [x1, y1]], np.float64)
+
+
+def _outline(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    """Points on a die of unknown turn within its box: the sides' middles, which any turned
+    square touches, and the corners drawn 30% of the way in. A homography takes a box's
+    corners far wider than the die they hold (byler tilted 30 degrees: a tenth of the dice
+    met their corner-mapped label below IoU 0.5)."""
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    inner = _corners(x0, y0, x1, y1) * 0.7 + np.array([cx, cy]) * 0.3
+    return np.vstack([[[cx, y0], [x1, cy], [cx, y1], [x0, cy]], inner])
+
+
+def _boxes_moved(labels: list[dict], move: Callable[[np.ndarray], np.ndarray], w: int, h: int,
+                 points: Callable[..., np.ndarray] = _corners) -> tuple[list[dict], list[Box]]:
+    """Labels whose box `move` maps inside a w x h frame (the box round the moved `points`
+    of the old one), and the clipped boxes of those it takes (partly) outside: dice the new
+    frame cuts."""
     kept, cut = [], []
     for d in labels:
-        x0, y0, x1, y1 = d["bbox"]
-        pts = move(np.array([[x0, y0], [x1, y0], [x0, y1], [x1, y1]], np.float64))
+        pts = move(points(*d["bbox"]))
         box = [float(pts[:, 0].min()), float(pts[:, 1].min()),
                float(pts[:, 0].max()), float(pts[:, 1].max())]
         if box[0] >= 2 and box[1] >= 2 and box[2] <= w - 2 and box[3] <= h - 2:
@@ -104,7 +118,7 @@ def tilt(deg: float, axis: str) -> Probe:
         out = cv2.warpPerspective(img, m, (w, h), flags=cv2.INTER_LINEAR,
                                   borderMode=cv2.BORDER_REPLICATE)
         kept, cut = _boxes_moved(
-            labels, lambda p: cv2.perspectiveTransform(p[None], m)[0], w, h)
+            labels, lambda p: cv2.perspectiveTransform(p[None], m)[0], w, h, _outline)
         return out, kept, cut
     return probe
 
@@ -175,6 +189,25 @@ def score(preds: list[dict], labels: list[dict], cut: list[Box]
     return len(labels), len(pairs) + len(extra), len(pairs), right, wrong
 
 
+def _write_errors(folder: Path, stem: str, frame: np.ndarray, preds: list[dict],
+                  labels: list[dict], cut: list[Box]) -> None:
+    """Crops of the confident errors in one frame, named by what was read and what is so."""
+    pairs, extra, _ = match(preds, labels)
+    bad = [(p, f"label{labels[q].get('value')}") for p, q in pairs
+           if preds[p]["value"] != labels[q].get("value") and preds[p]["confidence"] >= 0.9]
+    bad += [(p, "nodie") for p in extra
+            if preds[p]["confidence"] >= 0.9 and not _on_cut_die(preds[p]["bbox"], cut)]
+    for p, truth in bad:
+        x0, y0, x1, y1 = preds[p]["bbox"]
+        pad = 0.5 * max(x1 - x0, y1 - y0)
+        h, w = frame.shape[:2]
+        crop = frame[max(0, int(y0 - pad)):min(h, int(y1 + pad)),
+                     max(0, int(x0 - pad)):min(w, int(x1 + pad))]
+        folder.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(folder / f"{stem}_read{preds[p]['value']}_{truth}_"
+                                 f"{preds[p]['confidence']:.3f}.png"), crop)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"),
@@ -183,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probes", default=",".join(PROBES),
                         help=f"comma-separated, of: {', '.join(PROBES)}")
     parser.add_argument("--limit", type=int, default=None, help="first N images per set")
+    parser.add_argument("--crops", type=Path,
+                        help="write each confident error, as the probe showed it, here")
     args = parser.parse_args(argv)
     probes = [p.strip() for p in args.probes.split(",") if p.strip()]
     unknown = [p for p in probes if p not in PROBES]
@@ -208,10 +243,13 @@ def main(argv: list[str] | None = None) -> int:
         frames = [load_example(e, 1280) for e in entries]
         for name in probes:
             total = np.zeros(5, np.int64)
-            for img, labels in frames:
+            for (img, labels), entry in zip(frames, entries, strict=True):
                 out, kept, cut = PROBES[name](img, labels)
                 preds = [d.to_dict() for d in reader.read(out)]
                 total += score(preds, kept, cut)
+                if args.crops:
+                    _write_errors(args.crops / folder.name / name, Path(entry["image"]).stem,
+                                  out, preds, kept, cut)
             n, p, m, right, wrong = (int(v) for v in total)
             print(f"{folder.name:14s} {name:12s} {n:5d} {100 * m / max(n, 1):6.1f}% "
                   f"{100 * m / max(p, 1):8.1f}% {100 * right / max(m, 1):8.1f}% {wrong:10d}",
