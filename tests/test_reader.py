@@ -705,6 +705,27 @@ def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyP
     assert reads and reads == [r.bbox for r in READER.read(frame)]
 
 
+def test_a_small_frame_s_tiny_dice_are_looked_at_enlarged(monkeypatch: pytest.MonkeyPatch):
+    """A 640 px frame of a distant camera (dice of about 15 px): a second look at the frame's
+    own size leaves them below what the detector finds; enlarged, it finds them."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    scenes = []
+    for seed in (38, 51, 60, 71):
+        img, entry = render_scene(seed, "normal", 1280, 960)
+        small = cv2.resize(img, (640, 480), interpolation=cv2.INTER_AREA)
+        scenes.append((small, [dict(d, bbox=[v / 2 for v in d["bbox"]]) for d in entry["dice"]]))
+    labels = sum(len(dice) for _, dice in scenes)
+
+    def found() -> int:
+        return sum(len(matched(dice, READER.read(img))) for img, dice in scenes)
+
+    enlarged = found()
+    monkeypatch.setattr(rd, "SMALL_DICE_ENLARGE", 1.0)
+    assert enlarged >= 0.85 * labels and enlarged > found()
+
+
 def test_a_speck_far_smaller_than_the_dice_is_no_die(monkeypatch: pytest.MonkeyPatch):
     """A normal scene where the detector also boxes a 9 px speck among dice of 26 px."""
     from vision import reader as rd
