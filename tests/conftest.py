@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +27,28 @@ def run_cli(*args: str, stdin: str = "", env: dict | None = None) -> subprocess.
         env={**os.environ, **(env or {})},
         timeout=120,
     )
+
+
+@contextmanager
+def served_in_thread(app: Any, threads: int) -> Iterator[int]:
+    """The app served by waitress on a free port (yielded), stopped cleanly afterwards.
+
+    waitress's loop must close its own sockets: closed from this thread, the socket its
+    `select` is waiting on goes bad under it (an OSError in the server thread, reported by
+    pytest as a warning). So the close is handed to the loop through its trigger, and the
+    loop, left with nothing to watch, returns."""
+    from waitress import create_server, wasyncore
+
+    server = create_server(app, host="127.0.0.1", port=0, threads=threads)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield server.effective_port
+    finally:
+        server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
+        thread.join(timeout=10)
+        server.task_dispatcher.shutdown()
+        assert not thread.is_alive(), "the server loop did not stop"
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ import pytest
 from scorekeeper import Deal
 from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
+from tests.conftest import served_in_thread
 from web.app import Settings, create_app
 from web.session import TableSession
 
@@ -54,19 +54,14 @@ class Served:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    from waitress import create_server
-
     tmp = tmp_path_factory.mktemp("table")
     store = GameStore(tmp)
     table = TableSession(store, tmp, "demo", reader=object(), players=players(3), seed=4,
                          auto_deal=False)
     app = create_app(table, Settings(pin=PIN, keepalive=5))
-    server = create_server(app, host="127.0.0.1", port=0, threads=12)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    yield Served(f"http://127.0.0.1:{server.effective_port}", table, tmp, app)
-    table.stop()
-    server.close()
+    with served_in_thread(app, threads=12) as port:
+        yield Served(f"http://127.0.0.1:{port}", table, tmp, app)
+        table.stop()
     store.close()
 
 

@@ -6,7 +6,6 @@ looks at a plain wall, so the tray cannot be found and its corners are tapped on
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 
 from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
+from tests.conftest import served_in_thread
 from vision.sources import Frame, Source
 from web.app import Settings, create_app
 from web.session import TableSession
@@ -49,18 +49,14 @@ class Wall(Source):
 
 
 def serve(tmp: Path, spec: str, **kw: Any) -> Iterator[tuple[str, TableSession]]:
-    from waitress import create_server
-
     store = GameStore(tmp)
     table = TableSession(store, tmp, spec, None, players=players(3), seed=4,
                          demo_size=(640, 480), **kw)
     app = create_app(table, Settings(pin=PIN, keepalive=5))
-    server = create_server(app, host="127.0.0.1", port=0, threads=8)
-    threading.Thread(target=server.run, daemon=True).start()
-    table.start()
-    yield f"http://127.0.0.1:{server.effective_port}", table
-    table.stop()
-    server.close()
+    with served_in_thread(app, threads=8) as port:
+        table.start()
+        yield f"http://127.0.0.1:{port}", table
+        table.stop()
     store.close()
 
 
