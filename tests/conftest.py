@@ -51,6 +51,19 @@ def served_in_thread(app: Any, threads: int) -> Iterator[int]:
         assert not thread.is_alive(), "the server loop did not stop"
 
 
+def rest_after_stop(chunks: Iterator[bytes], table: Any) -> list[bytes]:
+    """What a streamed response still sends while the table stops. The web server waits
+    for open responses when it shuts down, so a stream must end with the table: fails if it
+    is still going 2 s later."""
+    rest: list[bytes] = []
+    reader = threading.Thread(target=lambda: rest.extend(chunks), daemon=True)
+    reader.start()  # ends only if the stream does
+    table.stop()
+    reader.join(timeout=2.0)
+    assert not reader.is_alive(), "the stream outlived the table"
+    return rest
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import rest_after_stop
 from web.app import Settings, create_app
 from web.session import TableSession
 
@@ -205,12 +205,7 @@ def test_events_stream_ends_when_the_table_stops(client, table: TableSession):
     text = ""
     while "event: state" not in text:
         text += next(chunks).decode()
-    rest: list[bytes] = []
-    reader = threading.Thread(target=lambda: rest.extend(chunks), daemon=True)
-    reader.start()  # ends only if the stream does
-    table.stop()
-    reader.join(timeout=2.0)
-    assert not reader.is_alive(), "the stream outlived the table"
+    rest = rest_after_stop(chunks, table)
     r.close()
     assert not any(b"event: state" in c for c in rest)
 

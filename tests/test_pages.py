@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from scorekeeper import Deal, Place, Roll
 from scorekeeper.simulate import players
+from tests.conftest import rest_after_stop
 from web.app import CAMERA_VIEWERS, Settings, create_app
 from web.session import TableSession
 
@@ -382,12 +382,7 @@ def test_camera_stream_ends_when_the_table_stops(client, table: TableSession):
     r = client.get("/api/camera/stream", buffered=False)
     parts = iter(r.response)
     next(parts)
-    rest: list[bytes] = []
-    reader = threading.Thread(target=lambda: rest.extend(parts), daemon=True)
-    reader.start()  # ends only if the stream does
-    table.stop()
-    reader.join(timeout=2.0)
-    assert not reader.is_alive(), "the camera stream outlived the table"
+    rest_after_stop(parts, table)
     r.close()
 
 
