@@ -512,7 +512,7 @@ def report(items: list[tuple[str, str, dict]], path: Path) -> dict:
                          "dice": tp + fn}
         print(f"  {set_name:8s} held-out dice {tp + fn:5d}  recall {rec:.3f}  "
               f"precision {prec:.3f}")
-    print(f"net only, one thread, {INPUT_LONG}px: median {np.median(times) * 1000:.1f} ms")
+    print(f"net and its input, one thread, {INPUT_LONG}px: median {np.median(times) * 1000:.1f} ms")
     return out
 
 
