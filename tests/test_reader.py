@@ -646,14 +646,13 @@ def test_the_second_look_scales_with_how_small_the_dice_are(monkeypatch: pytest.
     assert sized >= 0.9 * labels and sized > fixed
 
 
-def _close_up(z: float, two: bool = False) -> tuple[np.ndarray, list[dict]]:
-    """Four dice of a mounted scene (or `two`) seen from a camera z times closer (the frame's
-    middle enlarged): at z = 3, dice of 250 px in a 1280 px frame."""
+def _close_up(z: float) -> tuple[np.ndarray, list[dict]]:
+    """Four dice of a mounted scene seen from a camera z times closer (the frame's middle
+    enlarged): dice of 250-340 px in a 1280 px frame."""
     s = random_scene(5, "easy")
     cx, cy = centre(s)
-    dice = ([die(cx - 8, cy, 3, "blue"), die(cx + 10, cy + 2, 6, "yellow")] if two else
-            [die(cx - 14, cy - 10, 3, "red"), die(cx + 12, cy - 8, 5, "white"),
-             die(cx - 10, cy + 12, 6, "green"), die(cx + 14, cy + 13, 2, "black")])
+    dice = [die(cx - 14, cy - 10, 3, "red"), die(cx + 12, cy - 8, 5, "white"),
+            die(cx - 10, cy + 12, 6, "green"), die(cx + 14, cy + 13, 2, "black")]
     _, img, labels = scene(dice)
     h, w = img.shape[:2]
     mx = float(np.mean([(d["bbox"][0] + d["bbox"][2]) / 2 for d in labels]))
@@ -683,21 +682,6 @@ def test_dice_of_a_close_camera_are_found_at_their_size(monkeypatch: pytest.Monk
     assert len(matched(labels, READER.read(frame))) < len(labels)
 
 
-@pytest.mark.parametrize("z", [6.0, 7.0])
-def test_dice_filling_half_the_frame_are_found_at_a_quarter_look(
-        monkeypatch: pytest.MonkeyPatch, z: float):
-    """Two dice of 490-590 px in a 1280 px frame: the half look takes their pips for dice;
-    a quarter of the input sees them whole."""
-    from vision import reader as rd
-
-    frame, labels = _close_up(z, two=True)
-    pairs = matched(labels, READER.read(frame))
-    assert len(pairs) == len(labels) == 2
-    assert all(r.value == lab["value"] for lab, r in pairs)
-    monkeypatch.setattr(rd, "LARGE_FACE_SURE", 2.0)  # the quarter look never trusted
-    assert not matched(labels, READER.read(frame))
-
-
 def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyPatch):
     """A distant camera (a normal scene shrunk to 30% on a plain table): the half-size look
     boxes the whole tray as one large die; the value nets do not call it a face, so the
@@ -713,7 +697,7 @@ def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyP
     frame = cv2.copyMakeBorder(small, top, 960 - h - top, left, 1280 - w - left,
                                cv2.BORDER_CONSTANT, value=(40, 70, 110))
     assert READER.detector is not None
-    _, half, _ = READER.detector.detect_shrinking(frame, rd.DETECT_MIN, 3)
+    _, half = READER.detector.detect_with_half(frame, rd.DETECT_MIN)
     tray = [box_side(d.bbox) for d in half if d.score >= rd.SURE_PEAK]
     assert tray and max(tray) * 512 / 1280 > rd.LARGE_DIE_INPUT  # the look sees one
     reads = [r.bbox for r in READER.read(frame)]

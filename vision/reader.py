@@ -49,8 +49,7 @@ SMALL_DICE_MAX = 1280  # ...at most this long, and at most this many times the f
 SMALL_DICE_ENLARGE = 2.0  # a small frame's tiny dice are looked at enlarged
 LARGE_DIE_INPUT = 52.0  # median die side (px at the detector's input) above which...
 LARGE_DIE_GOAL = 32.0  # ...the frame is looked at again, scaled to bring dice to this side,
-LARGE_DICE_MIN = 64  # ...at least this long
-LARGE_FACE_SURE = 0.8  # a quarter look's box is a die where the nets see a face this surely
+LARGE_DICE_MIN = 128  # ...at least this long
 SPECK_SHARE = 0.5  # a box under this share of the typical sure die's side is no die...
 SPECK_SURE = 3  # ...judged when the detector is sure of at least this many
 SURE_SIDE = 24.0  # dice smaller than this (px in the frame) are never read as certain
@@ -457,50 +456,36 @@ class DiceReader:
         that, and the usual look boxes their pips and halves, or nothing (byler photos cut
         to their middle third and enlarged: recall 48.8%). A look at half the input sees such
         dice whole; where its dice are large, the frame is looked at again at the input that
-        brings them to LARGE_DIE_GOAL, and that look replaces the usual one (98.6%). Dice
-        of a third of the frame and more are seen whole only at a quarter of the input (byler
-        cut to a sixth: recall 59.4% with the half look, 89.1% with both).
+        brings them to LARGE_DIE_GOAL, and that look replaces the usual one (99.0%).
         """
-        assert self.detector is not None
-        normal = self.detector.long_side
-        found, half, quarter = self.detector.detect_shrinking(frame, DETECT_MIN, 3)
-        sure = [d for d in found if d.score >= SURE_PEAK]
-        # Largest first: dice of a third of the frame, whose pips the half look takes for
-        # dice, are seen whole at a quarter only.
-        # A tray seen whole with one die in its middle is a "1" to the nets: only faces of
-        # two pips and more make the quarter look's boxes dice.
-        typical = (self._large_dice(frame, quarter, 2 * LARGE_DIE_INPUT, LARGE_FACE_SURE, 2)
-                   or self._large_dice(frame, half, LARGE_DIE_INPUT, 0.0, 1))
-        if typical is None:
-            return found, sure, normal
-        long = max(LARGE_DICE_MIN, int(normal * LARGE_DIE_GOAL / typical) // 32 * 32)
-        large = self.detector.detect(frame, DETECT_MIN, long)
-        return large, [d for d in large if d.score >= SURE_PEAK], long
-
-    def _large_dice(self, frame: np.ndarray, found: list, above: float, face_sure: float,
-                    least: int) -> float | None:
-        """The typical side (px at the detector's usual input) of the dice a smaller look
-        is sure of, when it is over `above` and they are dice (most read as a face of at
-        least `least` pips, with at least `face_sure`); else None."""
         from .valuenet import NOT_A_DIE
 
         assert self.detector is not None and self.net is not None
-        k = self.detector.long_side / max(frame.shape[:2])
-        coarse = [d for d in found if d.score >= SURE_PEAK]
-        if not coarse or float(np.median([box_side(d.bbox) for d in coarse])) * k <= above:
-            return None
+        h, w = frame.shape[:2]
+        normal = self.detector.long_side
+        found, half = self.detector.detect_with_half(frame, DETECT_MIN)
+        sure = [d for d in found if d.score >= SURE_PEAK]
+        coarse = [d for d in half if d.score >= SURE_PEAK]
+        if not coarse:
+            return found, sure, normal
+        typical = float(np.median([box_side(d.bbox) for d in coarse])) * normal / max(h, w)
+        if typical <= LARGE_DIE_INPUT:
+            return found, sure, normal
         # A tray seen whole, its dice small, looks like one large die with pips to the
         # detector; the value nets tell it from a die (they call it unreadable, or no die).
         # Glints and pips the coarse look takes for dice are no dice to them either.
         probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in coarse]))
-        best = probs.argmax(axis=1)
+        k = probs.argmax(axis=1)
         held = int(np.sum(probs[:, NOT_A_DIE] < 0.5))
-        faces = [d for d, c, p in zip(coarse, best, probs, strict=True)
-                 if least <= c <= 6 and p[c] >= face_sure]
+        faces = [d for d, c in zip(coarse, k, strict=True) if 1 <= c <= 6]
         if 2 * len(faces) <= held:
-            return None
-        typical = float(np.median([box_side(d.bbox) for d in faces])) * k
-        return typical if typical > above else None
+            return found, sure, normal
+        typical = float(np.median([box_side(d.bbox) for d in faces])) * normal / max(h, w)
+        if typical <= LARGE_DIE_INPUT:
+            return found, sure, normal
+        long = max(LARGE_DICE_MIN, int(normal * LARGE_DIE_GOAL / typical) // 32 * 32)
+        large = self.detector.detect(frame, DETECT_MIN, long)
+        return large, [d for d in large if d.score >= SURE_PEAK], long
 
     def _read_detected(self, frame: np.ndarray) -> list[DieRead]:
         """Boxes from the detector, values from the value net, a rule-based second opinion.
