@@ -468,7 +468,7 @@ class DiceReader:
         coarse = [d for d in half if d.score >= SURE_PEAK]
         if not coarse:
             return found, sure, normal
-        typical = float(np.median([box_side(d.bbox) for d in coarse])) * normal / max(h, w)
+        typical = _median_side(coarse) * normal / max(h, w)
         if typical <= LARGE_DIE_INPUT:
             return found, sure, normal
         # A tray seen whole, its dice small, looks like one large die with pips to the
@@ -480,7 +480,7 @@ class DiceReader:
         faces = [d for d, c in zip(coarse, k, strict=True) if 1 <= c <= 6]
         if 2 * len(faces) <= held:
             return found, sure, normal
-        typical = float(np.median([box_side(d.bbox) for d in faces])) * normal / max(h, w)
+        typical = _median_side(faces) * normal / max(h, w)
         if typical <= LARGE_DIE_INPUT:
             return found, sure, normal
         long = max(LARGE_DICE_MIN, int(normal * LARGE_DIE_GOAL / typical) // 32 * 32)
@@ -510,7 +510,7 @@ class DiceReader:
             # small frame is enlarged for it: the loose renders at 640 px (dice of 7-10 px)
             # held at the frame's own size gave recall 87.2%, enlarged up to twice 95.0%.
             k = self.detector.long_side / max(h, w)
-            small = float(np.median([box_side(d.bbox) for d in sure])) * k
+            small = _median_side(sure) * k
             if small < SMALL_DIE_INPUT:
                 goal = self.detector.long_side * SMALL_DIE_GOAL / small
                 long = min(goal, SMALL_DICE_MAX, SMALL_DICE_ENLARGE * max(h, w))
@@ -533,7 +533,7 @@ class DiceReader:
             # speck, a pip or a glint, most of them found by the small-dice second look
             # (loose renders' precision 94.3 -> 95.1%, rune55 97.4 -> 97.6%, no die lost;
             # from 0.7 real dice at the far side of a slanted photo go too).
-            typical = float(np.median([box_side(d.bbox) for d in sure]))
+            typical = _median_side(sure)
             dets = [d for d in dets if box_side(d.bbox) >= SPECK_SHARE * typical]
         if not dets:
             self.last_proposals = ([], np.zeros(0, np.float32))
@@ -1336,6 +1336,12 @@ def _scaled(box: Sequence[float], k: float) -> tuple[float, float, float, float]
 def box_side(box: Sequence[float]) -> float:
     """A box's mean side (px, at least 1): the die's size as its box gives it."""
     return max(1.0, ((box[2] - box[0]) + (box[3] - box[1])) / 2.0)
+
+
+def _median_side(dets: Sequence[Any]) -> float:
+    """The typical side of the dice a detector look found (frame px): the size the looks
+    are sized by and the specks are judged against."""
+    return float(np.median([box_side(d.bbox) for d in dets]))
 
 
 def _intersection(a: tuple[float, ...], b: tuple[float, ...]) -> float:
