@@ -646,13 +646,14 @@ def test_the_second_look_scales_with_how_small_the_dice_are(monkeypatch: pytest.
     assert sized >= 0.9 * labels and sized > fixed
 
 
-def _close_up(z: float) -> tuple[np.ndarray, list[dict]]:
-    """Four dice of a mounted scene seen from a camera z times closer (the frame's middle
-    enlarged): dice of 250-340 px in a 1280 px frame."""
+def _close_up(z: float, two: bool = False) -> tuple[np.ndarray, list[dict]]:
+    """Four dice of a mounted scene (or `two`) seen from a camera z times closer (the frame's
+    middle enlarged): at z = 3, dice of 250 px in a 1280 px frame."""
     s = random_scene(5, "easy")
     cx, cy = centre(s)
-    dice = [die(cx - 14, cy - 10, 3, "red"), die(cx + 12, cy - 8, 5, "white"),
-            die(cx - 10, cy + 12, 6, "green"), die(cx + 14, cy + 13, 2, "black")]
+    dice = ([die(cx - 8, cy, 3, "blue"), die(cx + 10, cy + 2, 6, "yellow")] if two else
+            [die(cx - 14, cy - 10, 3, "red"), die(cx + 12, cy - 8, 5, "white"),
+             die(cx - 10, cy + 12, 6, "green"), die(cx + 14, cy + 13, 2, "black")])
     _, img, labels = scene(dice)
     h, w = img.shape[:2]
     mx = float(np.mean([(d["bbox"][0] + d["bbox"][2]) / 2 for d in labels]))
@@ -682,6 +683,51 @@ def test_dice_of_a_close_camera_are_found_at_their_size(monkeypatch: pytest.Monk
     assert len(matched(labels, READER.read(frame))) < len(labels)
 
 
+@pytest.mark.parametrize("z", [6.0, 7.0])
+def test_dice_filling_half_the_frame_are_found_at_a_quarter_look(
+        monkeypatch: pytest.MonkeyPatch, z: float):
+    """Two dice of 490-590 px in a 1280 px frame: the half look takes their pips for dice;
+    a quarter of the input sees them whole."""
+    from vision import reader as rd
+
+    frame, labels = _close_up(z, two=True)
+    pairs = matched(labels, READER.read(frame))
+    assert len(pairs) == len(labels) == 2
+    assert all(r.value == lab["value"] for lab, r in pairs)
+    monkeypatch.setattr(rd, "LARGE_FACE_SURE", 2.0)  # the quarter look never trusted
+    assert not matched(labels, READER.read(frame))
+
+
+def test_a_large_die_beside_the_dice_in_the_tray_does_not_take_the_quarter_look():
+    """A die tumbling close to the lens mid-roll is huge beside the dice already lying in
+    the tray. The quarter look sees it as a large die, but the dice the usual look is sure
+    of lie beside it, so the frame is read as usual and the tray's dice are found."""
+    from vision import reader as rd
+
+    close, close_labels = _close_up(7.0, two=True)
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    _, frame, labels = scene([
+        die(cx - 40, cy - 20, 3, "red"), die(cx - 20, cy + 10, 5, "white"),
+        die(cx - 45, cy + 20, 6, "green"), die(cx - 10, cy + 35, 2, "blue"),
+        die(cx + 15, cy + 30, 4, "black"), die(cx - 60, cy - 5, 1, "yellow")])
+    x0, y0, x1, y1 = (int(v) for v in close_labels[1]["bbox"])  # the yellow 6, ~570 px
+    near = close[max(0, y0 - 30) : y1 + 30, max(0, x0 - 30) : x1 + 30]
+    f = 420 / max(near.shape[:2])
+    near = cv2.resize(near, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    h, w = near.shape[:2]
+    frame[40 : 40 + h, 1240 - w : 1240] = near
+    assert READER.detector is not None
+    _, _, quarter = READER.detector.detect_shrinking(frame, rd.DETECT_MIN, 3)
+    # Heedless of the usual look, the quarter look would take the frame for a close-up and
+    # look for the tray's dice at a fifth of their size...
+    assert READER._large_dice(frame, quarter, 2 * rd.LARGE_DIE_INPUT, rd.LARGE_FACE_SURE,
+                              2, []) is not None
+    pairs = matched(labels, READER.read(frame))
+    assert len(pairs) == len(labels)
+    assert all(r.value == lab["value"] for lab, r in pairs)
+
+
 def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyPatch):
     """A distant camera (a normal scene shrunk to 30% on a plain table): the half-size look
     boxes the whole tray as one large die; the value nets do not call it a face, so the
@@ -697,7 +743,7 @@ def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyP
     frame = cv2.copyMakeBorder(small, top, 960 - h - top, left, 1280 - w - left,
                                cv2.BORDER_CONSTANT, value=(40, 70, 110))
     assert READER.detector is not None
-    _, half = READER.detector.detect_with_half(frame, rd.DETECT_MIN)
+    _, half, _ = READER.detector.detect_shrinking(frame, rd.DETECT_MIN, 3)
     tray = [box_side(d.bbox) for d in half if d.score >= rd.SURE_PEAK]
     assert tray and max(tray) * 512 / 1280 > rd.LARGE_DIE_INPUT  # the look sees one
     reads = [r.bbox for r in READER.read(frame)]

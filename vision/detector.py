@@ -141,15 +141,18 @@ class Detector:
         out, scale = self.heatmap(frame_bgr, long_side)
         return decode(out, scale, frame_bgr.shape, threshold)
 
-    def detect_with_half(self, frame_bgr: np.ndarray, threshold: float = 0.25
-                         ) -> tuple[list[Detection], list[Detection]]:
-        """Dice at the usual input and at half of it (large dice, see the reader's `_look`):
-        the half input is shrunk from the usual one, not from the frame again (1 ms less)."""
+    def detect_shrinking(self, frame_bgr: np.ndarray, threshold: float = 0.25, looks: int = 3
+                         ) -> list[list[Detection]]:
+        """Dice at the usual input, then at half and a quarter of it (large dice, see the
+        reader's `_look`), `looks` in all: each smaller input is shrunk from the one before,
+        not from the frame again (1 ms less for the half)."""
         small, scale = _shrink(frame_bgr, self.long_side)
-        out = self._forward(_blob(small))
-        half = cv2.resize(small, (max(1, small.shape[1] // 2), max(1, small.shape[0] // 2)),
-                          interpolation=cv2.INTER_AREA)
-        out_half = self._forward(_blob(half))
-        return (decode(out, scale, frame_bgr.shape, threshold),
-                decode(out_half, scale * half.shape[1] / small.shape[1], frame_bgr.shape,
-                       threshold))
+        out = []
+        for i in range(looks):
+            if i:
+                wide = small.shape[1]
+                small = cv2.resize(small, (max(1, wide // 2), max(1, small.shape[0] // 2)),
+                                   interpolation=cv2.INTER_AREA)
+                scale *= small.shape[1] / wide
+            out.append(decode(self._forward(_blob(small)), scale, frame_bgr.shape, threshold))
+        return out

@@ -49,7 +49,8 @@ SMALL_DICE_MAX = 1280  # ...at most this long, and at most this many times the f
 SMALL_DICE_ENLARGE = 2.0  # a small frame's tiny dice are looked at enlarged
 LARGE_DIE_INPUT = 52.0  # median die side (px at the detector's input) above which...
 LARGE_DIE_GOAL = 32.0  # ...the frame is looked at again, scaled to bring dice to this side,
-LARGE_DICE_MIN = 128  # ...at least this long
+LARGE_DICE_MIN = 64  # ...at least this long
+LARGE_FACE_SURE = 0.8  # a quarter look's box is a die where the nets see a face this surely
 SPECK_SHARE = 0.5  # a box under this share of the typical sure die's side is no die...
 SPECK_SURE = 3  # ...judged when the detector is sure of at least this many
 SURE_SIDE = 24.0  # dice smaller than this (px in the frame) are never read as certain
@@ -456,36 +457,63 @@ class DiceReader:
         that, and the usual look boxes their pips and halves, or nothing (byler photos cut
         to their middle third and enlarged: recall 48.8%). A look at half the input sees such
         dice whole; where its dice are large, the frame is looked at again at the input that
-        brings them to LARGE_DIE_GOAL, and that look replaces the usual one (99.0%).
+        brings them to LARGE_DIE_GOAL, and that look replaces the usual one (98.6%). Dice
+        of a third of the frame and more are seen whole only at a quarter of the input (byler
+        cut to a sixth: recall 59.4% with the half look, 87.5% with both).
         """
-        from .valuenet import NOT_A_DIE
-
-        assert self.detector is not None and self.net is not None
-        h, w = frame.shape[:2]
+        assert self.detector is not None
         normal = self.detector.long_side
-        found, half = self.detector.detect_with_half(frame, DETECT_MIN)
+        found, half, quarter = self.detector.detect_shrinking(frame, DETECT_MIN, 3)
         sure = [d for d in found if d.score >= SURE_PEAK]
-        coarse = [d for d in half if d.score >= SURE_PEAK]
-        if not coarse:
-            return found, sure, normal
-        typical = _median_side(coarse) * normal / max(h, w)
-        if typical <= LARGE_DIE_INPUT:
-            return found, sure, normal
-        # A tray seen whole, its dice small, looks like one large die with pips to the
-        # detector; the value nets tell it from a die (they call it unreadable, or no die).
-        # Glints and pips the coarse look takes for dice are no dice to them either.
-        probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in coarse]))
-        k = probs.argmax(axis=1)
-        held = int(np.sum(probs[:, NOT_A_DIE] < 0.5))
-        faces = [d for d, c in zip(coarse, k, strict=True) if 1 <= c <= 6]
-        if 2 * len(faces) <= held:
-            return found, sure, normal
-        typical = _median_side(faces) * normal / max(h, w)
-        if typical <= LARGE_DIE_INPUT:
+        # Largest first: dice of a third of the frame, whose pips the half look takes for
+        # dice, are seen whole at a quarter only. A tray seen whole with one die in its
+        # middle is a "1" to the nets: only faces of two pips and more make the quarter
+        # look's boxes dice, and they must hold what the usual look is sure of (the pips
+        # and halves it boxes): a die tumbling through a roll near the lens is large beside
+        # the dice already lying in the tray, which the usual look sees whole (in
+        # bench/tracker.py the quarter look fired on 5 such frames and cost a turn; with
+        # this, on none).
+        typical = (self._large_dice(frame, quarter, 2 * LARGE_DIE_INPUT, LARGE_FACE_SURE, 2,
+                                    sure)
+                   or self._large_dice(frame, half, LARGE_DIE_INPUT, 0.0, 1))
+        if typical is None:
             return found, sure, normal
         long = max(LARGE_DICE_MIN, int(normal * LARGE_DIE_GOAL / typical) // 32 * 32)
         large = self.detector.detect(frame, DETECT_MIN, long)
         return large, [d for d in large if d.score >= SURE_PEAK], long
+
+    def _large_dice(self, frame: np.ndarray, found: list, above: float, face_sure: float,
+                    least: int, held_by: list | None = None) -> float | None:
+        """The typical side (px at the detector's usual input) of the dice a smaller look is
+        sure of, when it is over `above` and they are dice (most read as a face of at least
+        `least` pips, with at least `face_sure`); else None. Given `held_by`, only the faces
+        over `above` count, and they must hold at least half of those boxes."""
+        from .valuenet import NOT_A_DIE
+
+        assert self.detector is not None and self.net is not None
+        k = self.detector.long_side / max(frame.shape[:2])
+        coarse = [d for d in found if d.score >= SURE_PEAK]
+        if not coarse or _median_side(coarse) * k <= above:
+            return None
+        if held_by is not None and not _holds(
+                [d for d in coarse if box_side(d.bbox) * k > above], held_by):
+            return None  # as below for the faces among them, before the nets' time is spent
+        # A tray seen whole, its dice small, looks like one large die with pips to the
+        # detector; the value nets tell it from a die (they call it unreadable, or no die).
+        # Glints and pips the coarse look takes for dice are no dice to them either.
+        probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in coarse]))
+        best = probs.argmax(axis=1)
+        held = int(np.sum(probs[:, NOT_A_DIE] < 0.5))
+        faces = [d for d, c, p in zip(coarse, best, probs, strict=True)
+                 if least <= c <= 6 and p[c] >= face_sure]
+        if 2 * len(faces) <= held:
+            return None
+        if held_by is not None:
+            faces = [d for d in faces if box_side(d.bbox) * k > above]
+            if not faces or not _holds(faces, held_by):
+                return None
+        typical = _median_side(faces) * k
+        return typical if typical > above else None
 
     def _read_detected(self, frame: np.ndarray) -> list[DieRead]:
         """Boxes from the detector, values from the value net, a rule-based second opinion.
@@ -1252,6 +1280,15 @@ def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> li
         if eligible[i] and not any(_same_die(boxes[i], boxes[j]) for j in kept):
             kept.append(int(i))
     return kept
+
+
+def _holds(large: list, held_by: list) -> bool:
+    """Whether most of the boxes `held_by` (what the usual look is sure of) lie inside the
+    `large` dice: their pips and halves, or the large dice themselves, and not dice of their
+    own beside them (see `DiceReader._look`)."""
+    inside = sum(any(_inside(h.bbox, f.bbox) >= SAME_DIE_INSIDE for f in large)
+                 for h in held_by)
+    return 2 * inside >= len(held_by)
 
 
 def _same_die(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
