@@ -158,6 +158,10 @@ CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
 ORIENT = False  # set from --orient likewise: crops turned so the frame's centre is up
 SHALLOW = False  # set from --shallow-leans likewise: half the cocked scenes lean 18-26 deg
 SCALE = CROP_SCALE  # set from --crop-scale likewise: the crop square over the box's side
+# Share of colour crops whose channels are put in a random order, each batch (--channel-shuffle):
+# a red die becomes a blue or a green one with the same pips, so the net learns pips against
+# their die in any paint rather than the paints of the dice it was shown.
+SHUFFLE = 0.0
 SIZE = CROP_SIZE  # set from --crop-size: the crop's side in pixels
 UP_JITTER = 20.0  # degrees: the camera's axis is only roughly the frame's centre
 
@@ -766,6 +770,11 @@ def fold_bn(model: Any) -> Any:
 def _augment_batch(x: Any) -> Any:
     import torch
 
+    if SHUFFLE > 0 and x.shape[1] == 3:
+        order = torch.argsort(torch.rand(x.shape[0], 3), dim=1)
+        keep = torch.rand(x.shape[0]) >= SHUFFLE
+        order[keep] = torch.arange(3)
+        x = torch.gather(x, 1, order[:, :, None, None].expand_as(x))
     if not ORIENT:  # a turned crop's top is the frame's centre: mirror it, never turn it
         k = torch.randint(0, 4, (1,)).item()
         x = torch.rot90(x, int(k), dims=(2, 3))
@@ -1060,6 +1069,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="crop square over the box's longer side (more context for a lean)")
     ap.add_argument("--orient", action="store_true",
                     help="turn every crop so the frame's centre is up (see crop_for)")
+    ap.add_argument("--channel-shuffle", type=float, default=0.0, metavar="SHARE",
+                    help="share of colour crops shown with their channels in a random order")
     ap.add_argument("--teachers", type=Path, nargs="+", default=None,
                     help="ONNX nets whose averaged answer the net learns besides the labels "
                          "(distillation: one net in place of several; colour crops only)")
@@ -1080,6 +1091,8 @@ def main(argv: list[str] | None = None) -> int:
     _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives,
                  args.cocked_weight, args.shallow_leans, args.crop_scale, args.crop_size)
     args.out = args.out or OUT[args.channels]
+    global SHUFFLE
+    SHUFFLE = args.channel_shuffle
     sys.stdout.reconfigure(line_buffering=True)  # progress shows when piped to a log
 
     t_start = time.time()
@@ -1132,6 +1145,9 @@ def main(argv: list[str] | None = None) -> int:
     if HARD:
         trained_on.append(f"{HARD} augmented 'not a die' crops per detector box that overlaps "
                           f"no labelled die (IoU < {HARD_IOU})")
+    if SHUFFLE > 0:
+        trained_on.append(f"{SHUFFLE:.0%} of crops with their colour channels in a random "
+                          "order (--channel-shuffle)")
     export(model, t, {"trained_on": trained_on}, args.out)
 
     vn = ValueNet(args.out)
