@@ -151,7 +151,7 @@ PROBES: dict[str, Probe] = {
     "closer-2x": zoom(2.0),
     "closer-3x": zoom(3.0),
     "closer-4x": zoom(4.0),
-    "closer-6x": zoom(6.0),  # dice of a third of the frame: the quarter look
+    "closer-6x": zoom(6.0),  # dice of a fifth to a third of the frame: the quarter look
     "turned": turn,
     "half-size": scale(0.5),
     "double-size": scale(2.0),

@@ -458,15 +458,15 @@ class DiceReader:
         to their middle third and enlarged: recall 48.8%). A look at half the input sees such
         dice whole; where its dice are large, the frame is looked at again at the input that
         brings them to LARGE_DIE_GOAL, and that look replaces the usual one (98.6%). Dice
-        of a third of the frame and more are seen whole only at a quarter of the input (byler
+        of a fifth of the frame and more are seen whole only at a quarter of the input (byler
         cut to a sixth: recall 59.4% with the half look, 87.5% with both).
         """
         assert self.detector is not None
         normal = self.detector.long_side
         found, half, quarter = self.detector.detect_shrinking(frame, DETECT_MIN, 3)
         sure = [d for d in found if d.score >= SURE_PEAK]
-        # Largest first: dice of a third of the frame, whose pips the half look takes for
-        # dice, are seen whole at a quarter only. A tray seen whole with one die in its
+        # Largest first: dice of a fifth of the frame and more, whose pips the half look takes
+        # for dice, are seen whole at a quarter only. A tray seen whole with one die in its
         # middle is a "1" to the nets: only faces of two pips and more make the quarter
         # look's boxes dice, and they must hold what the usual look is sure of (the pips
         # and halves it boxes): a die tumbling through a roll near the lens is large beside
