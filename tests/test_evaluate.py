@@ -300,8 +300,12 @@ def test_colour_and_big_scored_only_where_labelled(tmp_path: Path):
     labels[0].update(colour="white", big=False)
     labels[1].update(colour="red", big=True)
     folder = write_set(tmp_path / "c", {"a": (draw(200, 100, dice), labels)})
-    r = evaluate(folder, pixel_reader)  # says white, small for everything
+    r = evaluate(folder, pixel_reader, crops_dir=tmp_path / "crops")  # white, small for all
     assert r.colour_accuracy == 0.5 and r.big_accuracy == 0.5
+    assert r.value_accuracy == 1.0  # a colour slip is no value error...
+    [f] = r.failures  # ...but is written out to be looked at
+    assert (f.kind, f.label_value, f.pred["colour"]) == ("colour", 3, "white")
+    assert Path(f.crop).name == "colour_red_as_white_a_d1.png" and Path(f.crop).is_file()
     r = evaluate(folder, pixel_reader, limit=0)
     assert r.images == 0 and r.recall is None and r.colour_accuracy is None
     assert r.ms_per_image is None and r.ms_p95 is None

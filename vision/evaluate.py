@@ -247,7 +247,8 @@ def match(
 class Failure:
     """One die to look at: enough to find it in the image and to group failures by cause."""
 
-    kind: str  # "missed" (label not found), "extra" (false detection), "wrong" (value)
+    kind: str  # "missed" (label not found), "extra" (false detection), "wrong" (value),
+    # or "colour" (matched, its colour misnamed)
     image: str  # manifest-relative image name
     bbox: list[float]  # in the evaluated (restored / scaled) image's pixels
     label_value: int | None = None
@@ -357,7 +358,22 @@ def evaluate(
             confusion[(lv, pv)] += 1
             if label.get("colour") is not None:
                 colour_seen += 1
-                colour_right += pred.get("colour") == label["colour"]
+                if pred.get("colour") == label["colour"]:
+                    colour_right += 1
+                else:
+                    # A die given to the wrong player is as costly as a wrong value, and
+                    # is found only by looking at it.
+                    crop = _write_crop(
+                        crops, image, label["bbox"],
+                        f"colour_{label['colour']}_as_{pred.get('colour')}_{stem}_d{q}.png",
+                    )
+                    failures.append(
+                        Failure(
+                            kind="colour", image=entry["name"], bbox=list(label["bbox"]),
+                            label_value=lv, pred_value=pv, confidence=pred["confidence"],
+                            iou=overlap, label=label, pred=pred, crop=crop,
+                        )
+                    )
             if isinstance(label.get("big"), bool):
                 big_seen += 1
                 big_right += bool(pred.get("big")) == label["big"]
