@@ -154,6 +154,23 @@ def test_white_pips_on_black_dice_and_black_pips_on_white():
     assert [(lab["value"], r.value) for lab, r in pairs] == [(6, 6), (3, 3)]
 
 
+@pytest.mark.parametrize(("body", "pip"), [("red", "white"), ("white", "red"),
+                                           ("green", "yellow"), ("yellow", "red")])
+def test_translucent_dice_are_read_by_their_top_face_not_the_pips_showing_through(
+        body: str, pip: str):
+    """Issue 3's "red on translucent": the pips of the faces beneath show through the body,
+    faint and mirrored; counting them would read a 1 over a 6 as a 5 or more (a clear die
+    with red pips shows them most)."""
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    dice = [die(cx + (i % 3 - 1) * 45, cy + (i // 3 - 0.5) * 45, value=i + 1, colour=body,
+                pip_colour=pip, material="translucent") for i in range(6)]
+    _, img, labels = scene(dice)
+    pairs = matched(labels, READER.read(img))
+    assert len(pairs) == 6
+    assert [r.value for _, r in pairs] == [lab["value"] for lab, _ in pairs]
+
+
 def test_glare_spot_is_never_a_pip():
     s = random_scene(5, "easy")
     cx, cy = centre(s)

@@ -6,6 +6,7 @@ the renderer's own helpers.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -423,3 +424,23 @@ def test_a_pip_under_glare_keeps_its_contrast():
                 covered += 1
                 assert g1[pip].mean() < 0.6 * g1[ring].mean(), (spin, k)
     assert covered >= 3  # the highlight did land on pips
+
+
+def test_a_translucent_die_shows_the_floor_and_its_hidden_pips_through_its_body():
+    """Issue 3 names red pips on translucent dice: their bodies let the floor through, and
+    the pips of the faces underneath show faintly beside the top face's."""
+    light = random_scene(4, "easy")
+    dark = dataclasses.replace(light, floor_bgr=(0.15, 0.15, 0.15), floor_ink=(0.1, 0.1, 0.1))
+    bodies = {}
+    for material in ("solid", "translucent"):
+        for name, spec in (("light", light), ("dark", dark)):
+            die = centre_die(spec, "white", value=1, pip_colour="red", material=material)
+            img, (lab,) = render(spec, [die])
+            bodies[material, name] = _annulus(img, lab["bbox"], 0.18, 0.33)
+    solid_shift = abs(bodies["solid", "light"].mean() - bodies["solid", "dark"].mean())
+    clear_shift = abs(bodies["translucent", "light"].mean() - bodies["translucent", "dark"].mean())
+    assert solid_shift < 3 and clear_shift > 15, (solid_shift, clear_shift)  # the floor shows
+    # A 1 on top has the 6 beneath it: its pips show as red blotches around the lone pip.
+    reddish = [float(np.percentile(b[:, 2] - b[:, 1], 95)) for b in
+               (bodies["solid", "light"], bodies["translucent", "light"])]
+    assert reddish[1] > reddish[0] + 10, reddish

@@ -192,7 +192,9 @@ class DiePose:
     blur_deg: float = 0.0
     face_up: int = 0  # face shown on top of a cocked die (its value is still None)
     # Other makers' dice (training scenes only; the presets keep the game's opaque ones):
-    # "solid", "marbled" (veins of `accent`) or "speckled" (glitter and dark flecks).
+    # "solid", "marbled" (veins of `accent`), "speckled" (glitter and dark flecks) or
+    # "translucent" (tinted see-through plastic: the floor shows through the body, and so
+    # do the pips of the hidden faces, faint and mirrored).
     material: str = "solid"
     accent: tuple[float, float, float] = (1.0, 1.0, 1.0)  # BGR 0..1, the veins' colour
     one: str = "pip"  # the 1 face: "pip", "big" (one large pip) or "ring" (a pip with a hole)
@@ -1194,6 +1196,11 @@ def _render_die(
         cv2.fillPoly(col, [ninner[j]], tuple(albedo * float(shades[j])), shift=4)
     if d.material != "solid":  # the body's pattern runs under the pips, which cover it
         col *= _material(d, ph, pw, albedo, s * SS * spec.die_px / DIE_MM)
+    see = None
+    if d.material == "translucent":
+        tint = albedo / max(float(albedo.max()), 1e-3)  # light through the plastic
+        col, see = _see_through(col, alpha, nrims, _hidden_pips(d, P, centres, e1s, e2s, vis,
+                                                                 x0, y0), pip * tint * edge)
     for j in range(nf):
         sh = float(shades[j])
         sel = pj == j
@@ -1224,6 +1231,8 @@ def _render_die(
     size = (x1 - x0, y1 - y0)
     col = cv2.resize(col, size, interpolation=cv2.INTER_AREA)
     alpha = cv2.resize(alpha, size, interpolation=cv2.INTER_AREA)
+    if see is not None:
+        see = cv2.resize(see, size, interpolation=cv2.INTER_AREA)
     if glare is not None:  # a soft specular streak, blended towards white, kept on the die
         glare = cv2.resize(glare, size, interpolation=cv2.INTER_AREA)
         side_px = spec.die_px * (BIG_SCALE if d.big else 1.0)
@@ -1233,6 +1242,9 @@ def _render_die(
         col = cv2.add(col, cv2.multiply(cv2.subtract(cv2.cvtColor(alpha, cv2.COLOR_GRAY2BGR),
                                                      col), glare))
     if blur_px >= 1:
+        if see is not None:
+            see = _motion_blur(cv2.cvtColor(see, cv2.COLOR_GRAY2BGR), alpha,
+                               max(2, round(blur_px)), d.blur_deg)[0][..., 0]
         col, alpha = _motion_blur(col, alpha, max(2, round(blur_px)), d.blur_deg)
     cx0, cy0, cx1, cy1 = max(0, x0), max(0, y0), min(wid, x1), min(hgt, y1)
     col = col[cy0 - y0 : cy1 - y0, cx0 - x0 : cx1 - x0]
@@ -1241,10 +1253,56 @@ def _render_die(
     light = cv2.multiply(cv2.cvtColor(np.ascontiguousarray(gmap[cy0:cy1, cx0:cx1]) * dark,
                                       cv2.COLOR_GRAY2BGR), gain)
     keep = cv2.cvtColor(1.0 - alpha, cv2.COLOR_GRAY2BGR)
+    if see is not None:  # the floor through the body, tinted by the plastic
+        see = np.ascontiguousarray(see[cy0 - y0 : cy1 - y0, cx0 - x0 : cx1 - x0])
+        keep = cv2.add(keep, cv2.cvtColor(see, cv2.COLOR_GRAY2BGR) * tint.astype(np.float32))
     roi = np.ascontiguousarray(img[cy0:cy1, cx0:cx1])
     img[cy0:cy1, cx0:cx1] = cv2.add(cv2.multiply(roi, keep), cv2.multiply(
         np.ascontiguousarray(col), light))
     return bbox, alpha, (cx0, cy0)
+
+
+CLEAR = 0.55  # share of the floor a translucent die's body lets through
+GHOST = 0.45  # how strongly a hidden face's pip shows through the body
+
+
+def _hidden_pips(d: DiePose, P: np.ndarray, centres: np.ndarray, e1s: np.ndarray,
+                 e2s: np.ndarray, vis: np.ndarray, x0: int, y0: int) -> list[np.ndarray]:
+    """The pips of the faces the camera does not see, projected as if the body were not
+    there, in the patch's fixed-point pixels: what shows through a translucent die."""
+    out = []
+    for f in np.flatnonzero(~vis):
+        v = int(_FACE_VALUE[f])
+        r = 0.23 if v == 1 and d.one == "pip" else 0.36 if v == 1 else 0.19
+        for u, w in _PIP_XY[v]:
+            pts3 = (centres[f] + (u + r * _CIRCLE[:, :1]) * e1s[f]
+                    + (w + r * _CIRCLE[:, 1:]) * e2s[f])
+            out.append(np.round(((_project(P, pts3) - [x0, y0]) * SS + (SS - 1) / 2) * 16
+                                ).astype(np.int32))
+    return out
+
+
+def _see_through(col: np.ndarray, alpha: np.ndarray, rims: np.ndarray,
+                 ghosts: list[np.ndarray], pip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Make a drawn body translucent (before its visible pips, which stay opaque paint).
+
+    Returns the body's colour, scaled down by what it lets through, with the hidden faces'
+    pips laid in faintly, and `see`, the share of the floor behind each pixel that shows.
+    Such dice fool a reader that takes every pip-like blob inside a die for a pip: the bottom
+    face's pips sit under the top face's, mirrored.
+    """
+    painted = np.zeros_like(alpha)
+    if len(rims):
+        cv2.fillPoly(painted, list(rims), 1.0, shift=4)
+    ghost = np.zeros_like(alpha)
+    if ghosts:
+        cv2.fillPoly(ghost, ghosts, 1.0, shift=4)
+    ghost = cv2.GaussianBlur(ghost, (0, 0), 1.5)  # seen through the plastic, out of focus
+    body = alpha * (1.0 - painted)
+    see = CLEAR * body * (1.0 - GHOST * ghost)
+    col = col * (1.0 - CLEAR * body)[..., None]  # the plastic's own share of the light
+    col += (body * GHOST * CLEAR * ghost)[..., None] * pip.astype(np.float32)
+    return col.astype(np.float32), see.astype(np.float32)
 
 
 def _material(d: DiePose, h: int, w: int, albedo: np.ndarray, side_px: float) -> np.ndarray:
