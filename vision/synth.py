@@ -1530,12 +1530,25 @@ def render(
     return out, labels
 
 
+MATERIALS = ("solid", "marbled", "speckled", "translucent")
+
+
 def render_scene(
-    seed: int, preset: str = "normal", width: int = 1280, height: int = 960
+    seed: int, preset: str = "normal", width: int = 1280, height: int = 960,
+    material: str | None = None,
 ) -> tuple[np.ndarray, dict]:
-    """One seed -> one frame and its manifest entry (without the "image" key)."""
+    """One seed -> one frame and its manifest entry (without the "image" key).
+
+    `material`: every die made by another maker (`fancy`: its 1, sometimes its pips) in this
+    plastic, placed and labelled as the game's dice of the same seed; None keeps those.
+    """
     spec = random_scene(seed, preset, width, height)
     dice = random_dice(spec, np.random.default_rng([seed, _PRESET_SALT[preset], 2]))
+    if material is not None:
+        if material not in MATERIALS:
+            raise ValueError(f"unknown material {material!r}; choose from {', '.join(MATERIALS)}")
+        rng = np.random.default_rng([seed, _PRESET_SALT[preset], 3])
+        dice = [_with(fancy(d, rng), material=material) for d in dice]
     img, labels = render(spec, dice, seed=seed)
     entry = {
         "width": width,
@@ -1546,20 +1559,23 @@ def render_scene(
         "light_k": round(spec.light_k),
         "light_ev": round(spec.light_ev, 3),
     }
+    if material is not None:
+        entry["material"] = material
     return img, entry
 
 
 def write_set(
     out_dir: str | Path, n: int, preset: str = "hard", seed: int = 0, width: int = 1280,
-    height: int = 960,
+    height: int = 960, material: str | None = None,
 ) -> Path:
-    """Write n frames and manifest.jsonl; the same arguments give byte-identical files."""
+    """Write n frames and manifest.jsonl; the same arguments give byte-identical files.
+    `material`: other makers' dice (see `render_scene`)."""
     out = Path(out_dir)
     (out / "images").mkdir(parents=True, exist_ok=True)
     manifest = out / "manifest.jsonl"
     with manifest.open("w", encoding="utf-8") as fh:
         for i in range(n):
-            img, entry = render_scene(seed + i, preset, width, height)
+            img, entry = render_scene(seed + i, preset, width, height, material)
             name = f"images/synth_{i:05d}.jpg"
             ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 95])
             if not ok:
