@@ -88,19 +88,34 @@ def _real_task(task: tuple[str, dict]) -> tuple[str, str, dict]:
     return set_name, entry["name"], _scaled(image, labels)
 
 
-def _synth_task(task: tuple[int, str]) -> tuple[str, str, dict] | None:
-    seed, preset = task
+# Other makers' plastics (`synth.fancy`), one per scene chosen for `--makers`: the game's dice
+# are opaque, but a group may play with any dice, and a translucent die whose body shows the
+# floor was missed 3% of the time in normal scenes (bench/makers.py), 0.4% as the game's dice.
+MAKER_MATERIALS = ("translucent", "marbled", "speckled")
+
+
+def _synth_task(task: tuple[int, str, str | None]) -> tuple[str, str, dict] | None:
+    seed, preset, material = task
     cv2.setNumThreads(1)
     from vision.synth import render_scene
 
-    image, entry = render_scene(seed, preset, 1280, 960)
+    image, entry = render_scene(seed, preset, 1280, 960, material)
     return "synth", f"synth-{preset}-{seed}", _scaled(image, entry["dice"])
+
+
+def _material_for(i: int, share: float) -> str | None:
+    """Scene i's plastic: other makers' in `share` of the scenes, spread evenly over the
+    presets (a golden-ratio sequence), None (the game's dice) in the rest."""
+    if (i * 0.6180339887) % 1.0 >= share:
+        return None
+    return MAKER_MATERIALS[(i // 7) % len(MAKER_MATERIALS)]
 
 
 def build_dataset(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
     """Render and scale every image once (two processes) and cache the result."""
     src = (ROOT / "vision" / "synth.py").read_bytes()
-    key = hashlib.md5(repr((CACHE_VERSION, args.scenes, args.wide, src)).encode()
+    makers = (args.makers,) if args.makers else ()  # keeps earlier caches' keys
+    key = hashlib.md5(repr((CACHE_VERSION, args.scenes, args.wide, *makers, src)).encode()
                       ).hexdigest()[:12]
     cache = Path(args.cache) / f"detector-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -109,7 +124,8 @@ def build_dataset(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
             return list(z["items"])
     presets = ("easy", "normal", "hard", "hard") + (("wide", "wide") if args.wide else ())
     tasks_real = [(n, e) for n, folder in SETS.items() for e in load_manifest(folder)]
-    tasks_synth = [(50_000 + i, presets[i % 4]) for i in range(args.scenes)]
+    tasks_synth = [(50_000 + i, presets[i % 4], _material_for(i, args.makers))
+                   for i in range(args.scenes)]
     items: list[tuple[str, str, dict]] = []
     t0 = time.time()
     with mp.get_context("spawn").Pool(args.workers) as pool:
@@ -315,6 +331,9 @@ def train(items: list[tuple[str, str, dict]], args: argparse.Namespace) -> Any:
         # Fine-tuning: the shipped net already knows dice; new scenes only need to move it.
         model.load_state_dict(torch.load(args.init, map_location="cpu"))
         print(f"starting from {args.init}")
+    if args.init_onnx:
+        load_exported(model, Path(args.init_onnx))
+        print(f"starting from {args.init_onnx}, batch-norm statistics frozen")
     model = model.to(memory_format=torch.channels_last)
     print(f"model: {sum(p.numel() for p in model.parameters())} parameters")
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
@@ -329,6 +348,12 @@ def train(items: list[tuple[str, str, dict]], args: argparse.Namespace) -> Any:
             batch.append(_sample(pool[int(rng.integers(len(pool)))], rng, args.patch))
         xb, hb, wb, rb, mb = (torch.from_numpy(np.stack(t)) for t in zip(*batch, strict=True))
         model.train()
+        if args.init_onnx:
+            # The exported net's batch norms are folded into its convs: unfolded, their
+            # statistics are an identity that batch statistics must not replace.
+            for m in model.modules():
+                if isinstance(m, torch.nn.BatchNorm2d):
+                    m.eval()
         out = model(xb.contiguous(memory_format=torch.channels_last))
         focal, l1 = losses(out, hb, wb, rb, mb)
         loss = focal + args.reg_weight * l1
@@ -399,6 +424,84 @@ def export(model: Any, meta_extra: dict, path: Path) -> None:
           f"|diff| {diff:.2e}")
     if diff > 1e-3:
         raise SystemExit("cv2.dnn disagrees with torch: the export is broken")
+
+
+def load_exported(model: Any, path: Path) -> None:
+    """Start a fine-tune from a shipped detector (`path`, as `export` and `to_blocks` wrote
+    it), whose training weights were not kept: each folded conv goes back before a batch
+    norm that passes it through (mean 0, variance 1 - eps, scale 1, the folded bias as its
+    shift), and the block-input stem back to a stride-2 conv. Checked against cv2.dnn on
+    the file itself before training starts."""
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    from torch import nn
+
+    weights = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(path)).graph.initializer}
+    meta_path = path.with_suffix(".json")
+    blocks = meta_path.is_file() and json.loads(meta_path.read_text("utf-8")).get(
+        "space_to_depth", False)
+
+    def put(p: Any, a: np.ndarray) -> None:
+        if tuple(p.shape) != a.shape:
+            raise SystemExit(f"{path}: a weight of shape {a.shape} where the net has "
+                             f"{tuple(p.shape)}: another architecture (--arch, --width)?")
+        p.data.copy_(torch.from_numpy(np.array(a, np.float32)))  # a writable copy
+
+    with torch.no_grad():
+        for name in ("s4", "s8", "s16", "head"):
+            layers = list(getattr(model, name))
+            i = j = 0
+            while i < len(layers):
+                layer = layers[i]
+                if isinstance(layer, nn.Conv2d):
+                    w, b = weights[f"{name}.{j}.weight"], weights[f"{name}.{j}.bias"]
+                    if name == "s4" and j == 0 and blocks:
+                        w = _unblocked(w, layer)
+                    put(layer.weight, w)
+                    nxt = layers[i + 1] if i + 1 < len(layers) else None
+                    if isinstance(nxt, nn.BatchNorm2d):
+                        nxt.running_mean.zero_()
+                        nxt.running_var.fill_(1.0 - nxt.eps)
+                        nxt.weight.fill_(1.0)
+                        put(nxt.bias, b)
+                        i += 1
+                    else:
+                        put(layer.bias, b)
+                i += 1
+                j += 1
+        for name in ("l16", "l8"):
+            put(getattr(model, name).weight, weights[f"{name}.weight"])
+            put(getattr(model, name).bias, weights[f"{name}.bias"])
+    x = np.random.default_rng(0).normal(size=(1, 3, 384, 512)).astype(np.float32)
+    net = cv2.dnn.readNetFromONNX(str(path))
+    net.setInput(space_to_depth(x) if blocks else x)
+    with torch.no_grad():
+        diff = float(np.abs(model.eval()(torch.from_numpy(x)).numpy()
+                            - np.asarray(net.forward())).max())
+    print(f"{path} loaded: torch vs cv2.dnn max |diff| {diff:.2e}")
+    if diff > 1e-3:
+        raise SystemExit(f"{path} did not load into this net faithfully")
+
+
+def _unblocked(w2: np.ndarray, conv: Any) -> np.ndarray:
+    """The stride-2 stem conv's taps back from `space_to_depth_stem`'s regrouping."""
+    k_out, c_in = conv.weight.shape[:2]
+    kh, kw = conv.kernel_size
+    pad_h, pad_w = conv.padding
+
+    def taps(k: int, pad: int) -> tuple[list[tuple[int, int]], int]:
+        out = [((t - pad) // 2, (t - pad) % 2) for t in range(k)]
+        return out, -min(o for o, _ in out)
+
+    rows, top = taps(kh, pad_h)
+    cols, left = taps(kw, pad_w)
+    w6 = w2.reshape(k_out, c_in, 2, 2, w2.shape[2], w2.shape[3])
+    w = np.zeros((k_out, c_in, kh, kw), np.float32)
+    for ty, (oy, ay) in enumerate(rows):
+        for tx, (ox, ax) in enumerate(cols):
+            w[:, :, ty, tx] = w6[:, :, ay, ax, oy + top, ox + left]
+    return w
 
 
 def space_to_depth_stem(model: Any) -> Any:
@@ -541,6 +644,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--width", default="16,32,48,64",
                     help="channels of the stem (stride 2) and at strides 4, 8 and 16")
     ap.add_argument("--init", help="state dict to start from (a --checkpoint of an earlier run)")
+    ap.add_argument("--init-onnx", metavar="MODEL",
+                    help="start from an exported detector instead (e.g. the shipped one), "
+                         "its batch-norm statistics frozen (see load_exported)")
+    ap.add_argument("--makers", type=float, default=0.0, metavar="SHARE",
+                    help="this share of the synthetic scenes with other makers' dice "
+                         "(translucent, marbled, speckled; see MAKER_MATERIALS)")
     ap.add_argument("--blocks", metavar="MODEL",
                     help="only rewrite this exported detector for space-to-depth input "
                          "(see space_to_depth_stem) and stop")
@@ -552,8 +661,8 @@ def main(argv: list[str] | None = None) -> int:
     model = train(items, args)
     path = Path(args.out)
     export(model, {"steps": args.steps, "scenes": args.scenes, "patch": args.patch,
-                   "wide": args.wide, "init": args.init, "arch": args.arch,
-                   "width": args.width}, path)
+                   "wide": args.wide, "init": args.init or args.init_onnx,
+                   "arch": args.arch, "width": args.width, "makers": args.makers}, path)
     to_blocks(path)
     figures = report(items, path)
     meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
