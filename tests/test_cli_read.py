@@ -78,6 +78,27 @@ def test_synth_then_eval_round_trip(cli, tmp_path):
     assert "recall" in report.stdout and "set" in report.stdout
 
 
+def test_synth_offers_the_generator_s_presets_and_materials():
+    from vision import synth
+    from web.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["synth"]
+    choices = {a.dest: tuple(a.choices) for a in sub._actions if a.choices}
+    assert choices == {"preset": synth.PRESETS, "material": synth.MATERIALS}
+
+
+def test_synth_writes_other_makers_dice_where_the_game_s_would_lie(cli, tmp_path):
+    for name, extra in (("game", ()), ("clear", ("--material", "translucent"))):
+        out = cli("synth", str(tmp_path / name), "--n", "1", "--preset", "easy", "--seed", "4",
+                  *extra)
+        assert out.returncode == 0, out.stderr
+    game, clear = (json.loads((tmp_path / n / "manifest.jsonl").read_text())
+                   for n in ("game", "clear"))
+    assert clear.pop("material") == "translucent" and clear == game
+    out = cli("synth", str(tmp_path / "x"), "--material", "glass")
+    assert out.returncode == 2 and "glass" in out.stderr
+
+
 def test_eval_on_a_folder_without_manifest_exits_2(cli, tmp_path):
     out = cli("eval", str(tmp_path))
     assert out.returncode == 2 and "manifest.jsonl" in out.stderr

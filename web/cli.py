@@ -291,10 +291,11 @@ def cmd_synth(args: argparse.Namespace) -> int:
         raise UsageError("--n must be at least 1")
     try:
         manifest = write_set(args.out_dir, args.n, args.preset, args.seed, args.width,
-                             args.height)
+                             args.height, args.material)
     except OSError as exc:
         raise UsageError(f"cannot write to {args.out_dir}: {exc.strerror or exc}") from None
-    print(f"wrote {args.n} {args.preset} scenes and {manifest}")
+    made = f" of {args.material} dice" if args.material else ""
+    print(f"wrote {args.n} {args.preset} scenes{made} and {manifest}")
     return 0
 
 
@@ -692,14 +693,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", help="calibration profile (JSON)")
     p.add_argument("--max-long-side", type=int, default=None,
                    help="scale images down to this long side first (e.g. 1280)")
-    p.add_argument("--crops", help="write crops of missed, extra and misread dice here")
+    p.add_argument("--crops", help="write crops of missed, extra, misread and misnamed dice "
+                   "here")
     p.add_argument("--limit", type=int, default=None, help="only the first N images per set")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("synth", help="render labelled synthetic tray scenes (manifest.jsonl)")
     p.add_argument("out_dir", metavar="OUT_DIR")
     p.add_argument("--n", type=int, default=100, help="number of scenes")
+    # Both lists are vision.synth's (PRESETS, MATERIALS), spelt out so that parsing the
+    # command line does not load OpenCV; tests/test_cli_read.py keeps them the same.
     p.add_argument("--preset", default="hard", choices=["easy", "normal", "hard", "wide"])
+    p.add_argument("--material", default=None,
+                   choices=["solid", "marbled", "speckled", "translucent"],
+                   help="every die another maker's, in this plastic (default: the game's dice)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--width", type=int, default=1280)
     p.add_argument("--height", type=int, default=960)
