@@ -229,6 +229,25 @@ def test_glare_is_a_bright_spot_on_the_die():
     assert np.array_equal(plain[outside], shiny[outside])  # and stays on the die
 
 
+def test_a_lamp_mirrored_over_the_whole_top_face_washes_it_but_not_the_bevels():
+    """glare_size: the renders' second lamp whitens a glossy die's whole top face; what the
+    colour still shows in is the bevels and sides around it."""
+    spec = random_scene(3, "easy")
+    plain, (lab,) = render(spec, [centre_die(spec, "blue", value=2)])
+    lit = {}
+    for size in (1.0, 3.5):
+        img, (lab2,) = render(spec, [centre_die(spec, "blue", value=2, glare=True,
+                                                glare_size=size)])
+        assert lab2 == lab
+        x0, y0, x1, y1 = (int(v) for v in lab["bbox"])
+        lit[size] = (img[y0:y1, x0:x1].astype(int) - plain[y0:y1, x0:x1].astype(int)).sum(2)
+    assert (lit[3.5] > 60).mean() > 3 * (lit[1.0] > 60).mean()  # most of the face, not a streak
+    rim = np.zeros(lit[3.5].shape, bool)
+    rim[:3], rim[-3:], rim[:, :3], rim[:, -3:] = True, True, True, True
+    face = lit[3.5][~rim]
+    assert np.abs(lit[3.5][rim]).mean() < 0.2 * face.mean()  # the outline keeps its colour
+
+
 def _annulus(img: np.ndarray, bbox: list[float], r0: float, r1: float) -> np.ndarray:
     """Pixels (BGR, float) between r0 and r1 box sides from the box centre."""
     x0, y0, x1, y1 = bbox

@@ -187,6 +187,10 @@ class DiePose:
     cocked: bool = False
     blur: float = 0.0  # motion-blur length in die sides
     glare: bool = False
+    # The glare spot's size: 1 is a streak over part of the top face; from about 2 the lamp's
+    # mirror image washes the whole face out, which only the bevels and sides then show the
+    # colour of (the renders under a second lamp; training scenes for the colour net only).
+    glare_size: float = 1.0
     tilt_deg: float = 0.0  # lean of a cocked die (0 -> 25 degrees)
     spin: int = 0
     blur_deg: float = 0.0
@@ -1217,9 +1221,16 @@ def _render_die(
         ga = rng.uniform(0, math.pi)
         ell = np.stack([0.5 * _CIRCLE[:, 0], 0.25 * _CIRCLE[:, 1]], 1) @ np.array(
             [[math.cos(ga), math.sin(ga)], [-math.sin(ga), math.cos(ga)]])
+        if d.glare_size != 1.0:
+            ell = ell * d.glare_size
+            gc = gc / d.glare_size  # a face-sized mirror image lies over the face
         pts3 = centres[t] + (gc[0] + ell[:, :1]) * e1s[t] + (gc[1] + ell[:, 1:]) * e2s[t]
         gp = np.round(((_project(P, pts3) - [x0, y0]) * SS + (SS - 1) / 2) * 16).astype(np.int32)
         cv2.fillPoly(glare, [gp], 1.0, shift=4)
+        if d.glare_size > 1.0:  # mirrored by the flat top face only, not its bevels or sides
+            face = np.zeros_like(glare)
+            cv2.fillPoly(face, [ninner[int(np.argmax(normals[fi, 2]))]], 1.0, shift=4)
+            glare *= face
         # A pip is a matte bowl: it does not mirror the lamp as the glossy face around it
         # does, so under a highlight it keeps part of its contrast (the path-traced renders:
         # white pips faint but there, black ones still dark). Glare laid over the pips as
@@ -1236,7 +1247,9 @@ def _render_die(
     if glare is not None:  # a soft specular streak, blended towards white, kept on the die
         glare = cv2.resize(glare, size, interpolation=cv2.INTER_AREA)
         side_px = spec.die_px * (BIG_SCALE if d.big else 1.0)
-        glare = cv2.GaussianBlur(glare, (0, 0), max(0.8, side_px * 0.09))
+        # A face-wide mirror image ends at the face's edge, where the bevel turns away.
+        soft = 0.09 if d.glare_size <= 1.0 else 0.025
+        glare = cv2.GaussianBlur(glare, (0, 0), max(0.8, side_px * soft))
         glare *= 1.0 - (1.0 - PIP_GLARE) * cv2.resize(bowls, size, interpolation=cv2.INTER_AREA)
         glare = cv2.cvtColor(cv2.multiply(glare, alpha, scale=0.85), cv2.COLOR_GRAY2BGR)
         col = cv2.add(col, cv2.multiply(cv2.subtract(cv2.cvtColor(alpha, cv2.COLOR_GRAY2BGR),

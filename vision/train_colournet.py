@@ -87,7 +87,8 @@ def die_samples(reader: DiceReader, image: np.ndarray, labels: list[dict],
 
 def gather(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """{part: (crops, labels)}: synth, renders' training halves, renders' held-out halves."""
-    key = hashlib.md5(json.dumps([CACHE_VERSION, args.scenes, args.render_copies,
+    washed = [args.washed] if args.washed else []  # keeps earlier caches' keys
+    key = hashlib.md5(json.dumps([CACHE_VERSION, args.scenes, args.render_copies, *washed,
                                   Path(__file__).with_name("colournet.py").read_text(),
                                   Path(__file__).with_name("synth.py").read_text()],
                                  ).encode()).hexdigest()[:10]
@@ -106,6 +107,9 @@ def gather(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, np.ndarray]]
         dice = [replace(d, pip_colour="black")
                 if d.colour not in ("white", "yellow", "gray") and rng.random() < BLACK_PIPS
                 else d for d in random_dice(spec, rng)]
+        if args.washed:
+            dice = [replace(d, glare=True, glare_size=float(rng.uniform(1.5, 4.0)))
+                    if rng.random() < args.washed else d for d in dice]
         image, labels = render(spec, dice, seed=SEED0 + i)
         x, y = die_samples(reader, image, labels, rng, 1)
         out["synth"][0].extend(x)
@@ -180,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="jittered cuts of each training-half render die")
     ap.add_argument("--render-weight", type=int, default=4,
                     help="times each render crop is seen per epoch (synthetic ones: once)")
+    ap.add_argument("--washed", type=float, default=0.0, metavar="SHARE",
+                    help="this share of the synthetic dice under a lamp mirrored over their "
+                         "whole top face (synth.DiePose.glare_size), which then shows only "
+                         "the bevels' and sides' colour")
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
@@ -231,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             "channels": CHANNELS,
             "scenes": args.scenes, "render_copies": args.render_copies,
             "render_weight": args.render_weight,
-            "epochs": args.epochs, "seed": args.seed,
+            "epochs": args.epochs, "seed": args.seed, "washed": args.washed,
             "held_out_renders": round(accuracy(model, *data["held"]), 4)}
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
