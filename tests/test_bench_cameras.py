@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from tests.benches import load_bench
 from tests.test_reader import READER
 from vision.evaluate import match
 from vision.synth import render_scene
 
-
-def _cameras():
-    path = Path(__file__).resolve().parent.parent / "bench" / "cameras.py"
-    spec = importlib.util.spec_from_file_location("bench_cameras", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-CAMERAS = _cameras()
+CAMERAS = load_bench("cameras")
 
 
 @pytest.mark.parametrize("probe", ["closer-2x", "turned", "half-size", "tilt-x-20",

@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from tests.benches import load_bench
 
-def _makers():
-    path = Path(__file__).resolve().parent.parent / "bench" / "makers.py"
-    spec = importlib.util.spec_from_file_location("bench_makers", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-MAKERS = _makers()
+MAKERS = load_bench("makers")
 
 
 def test_a_row_for_the_game_s_dice_and_each_plastic_asked_for(capsys: pytest.CaptureFixture):

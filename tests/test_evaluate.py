@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
+from tests.benches import load_bench
 from vision.evaluate import (
     ManifestError,
     SetReport,
@@ -591,14 +592,7 @@ def test_format_table_one_aligned_row_per_set(two_images: Path):
 
 
 def _bench_vision():
-    import importlib.util
-
-    path = Path(__file__).resolve().parent.parent / "bench" / "vision.py"
-    spec = importlib.util.spec_from_file_location("bench_vision", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("vision")
 
 
 def _audit(tmp_path: Path, folder: Path, *fixes: dict) -> Path | None:
