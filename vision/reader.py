@@ -129,6 +129,11 @@ RELATIVE_L_WEIGHT = 1.0  # lightness weighs as much as each colour axis (0.5-1.0
 CHROMA_MARGIN = 0.12  # box margin left out when looking for a die's most colourful pixels
 VIVID_CHROMA = 30.0  # Lab chroma from which those pixels name a coloured die
 SAMPLE_PX = 24  # colour samples: a die's box resized to this side
+# Light pips whose hue strays this far from the frame's typical pips are coloured (log-BGR
+# chromaticity distance): white pips stay under 0.33 on the renders and under 0.5 on 99%
+# of synthetic and rune55's light-pipped dice; byler's gold and red pips reach 1-2.
+PIP_TINT = 0.5
+PIP_LIKE = 20.0  # Lab distance within which a pixel of such a die is taken for its pips
 _LUMA = np.array([0.114, 0.587, 0.299], np.float32)
 
 
@@ -187,11 +192,12 @@ def _relative(frame: np.ndarray, boxes: list) -> tuple[np.ndarray, np.ndarray]:
     The middle of the die (its box less a fifth each side) is split into body and pips by
     brightness (Otsu): the larger side is the body, the brighter half of the other side the
     pips' paint. The reference white is the die's own pips when they are clearly lighter than
-    its body, else the white pips of the other dice, else (dark-pipped dice only, as in a game
-    of white and yellow) a neutral white as bright as the brightest die pixels, which trusts
-    the camera's own white balance. A die whose most colourful pixels are clearly coloured
-    takes its colour from them: a lamp mirrored in a glossy top face turns that face white,
-    and the bevels and sides still show the paint.
+    its body and white (`_tinted_pips`), else the white pips of the other dice, else
+    (dark-pipped dice only, as in a game of white and yellow) a neutral white as bright as
+    the brightest die pixels, which trusts the camera's own white balance. A die whose most
+    colourful pixels (coloured pips left out) are clearly coloured takes its colour from
+    them: a lamp mirrored in a glossy top face turns that face white, and the bevels and
+    sides still show the paint.
     """
     if not len(boxes):
         return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)
@@ -208,8 +214,10 @@ def _relative(frame: np.ndarray, boxes: list) -> tuple[np.ndarray, np.ndarray]:
     pip_mid = _masked_median(luma[..., None], pip_mask)[:, 0]
     pips = _masked_median(mid, pip_mask & (luma >= pip_mid[:, None]))
     light = ~body_light & (pip_mask.sum(axis=1) >= 2) & (pips @ _LUMA > body @ _LUMA + 25.0)
-    if light.any():
-        refs = np.where(light[:, None], pips, np.median(pips[light], axis=0))
+    tinted = _tinted_pips(pips, light)
+    white = light & ~tinted
+    if white.any():
+        refs = np.where(white[:, None], pips, np.median(pips[white], axis=0))
     else:
         bright = max(float((pix @ _LUMA).max()), 1.0)
         refs = np.full((len(boxes), 3), bright, np.float32)
@@ -217,11 +225,38 @@ def _relative(frame: np.ndarray, boxes: list) -> tuple[np.ndarray, np.ndarray]:
     rel = np.clip(pix * scale[:, None, :], 0, 255) / 255.0
     lab = cv2.cvtColor(rel.reshape(-1, 1, 3), cv2.COLOR_BGR2Lab).reshape(rel.shape)
     chroma = np.hypot(lab[..., 1], lab[..., 2])
+    if tinted.any():
+        # Coloured pips are no part of the die's colour (gold pips on a black die are its
+        # most colourful pixels): leave out what looks like them before choosing the vivid.
+        pip_lab = cv2.cvtColor(np.clip(pips * scale, 0, 255).reshape(-1, 1, 3).astype(
+            np.float32) / 255.0, cv2.COLOR_BGR2Lab).reshape(-1, 1, 3)
+        like_pip = np.linalg.norm(lab - pip_lab, axis=2) < PIP_LIKE
+        chroma = np.where(tinted[:, None] & like_pip, -1.0, chroma)
     vivid = _masked_median(lab, chroma >= np.percentile(chroma, 70, axis=1, keepdims=True))
     body_rel = np.clip(body * scale, 0, 255).reshape(-1, 1, 3).astype(np.float32) / 255.0
     body_lab = cv2.cvtColor(body_rel, cv2.COLOR_BGR2Lab).reshape(-1, 3)
     coloured = np.hypot(vivid[:, 1], vivid[:, 2]) > VIVID_CHROMA
     return np.where(coloured[:, None], vivid, body_lab).astype(np.float32), scale
+
+
+def _tinted_pips(pips: np.ndarray, light: np.ndarray) -> np.ndarray:
+    """Which dice's light pips are coloured (gold, yellow, red...) rather than white.
+
+    The game's pips are white, and one lamp lights every die alike, so white pips share one
+    hue in a frame whatever the lamp: a die whose light pips stray far from the frame's
+    typical pip hue has coloured ones, which taken for white would skew its colour (yellow
+    pips on a green die made it read blue-green, on a black die yellow). Judged on each
+    pip colour's chromaticity (log BGR less its mean, so brightness is out of it) against
+    the median of the light-pipped dice; in a frame where most dice have coloured pips the
+    median is coloured too, and nothing can be told.
+    """
+    out = np.zeros(len(pips), bool)
+    if light.sum() < 2:
+        return out
+    hue = np.log(pips.astype(np.float64) + 8.0)
+    hue -= hue.mean(axis=1, keepdims=True)
+    typical = np.median(hue[light], axis=0)
+    return light & (np.linalg.norm(hue - typical, axis=1) > PIP_TINT)
 
 
 def nearest_relative(lab: np.ndarray, pips: bool = False) -> str:
