@@ -44,6 +44,7 @@ from vision.colournet import (  # noqa: E402
 )
 from vision.evaluate import load_example, load_manifest, match  # noqa: E402
 from vision.reader import DiceReader, _relative  # noqa: E402
+from vision.synth import COLOURS as synth_colours  # noqa: E402
 from vision.synth import random_dice, random_scene, render  # noqa: E402
 from vision.valuenet import is_training_image  # noqa: E402
 
@@ -88,6 +89,7 @@ def die_samples(reader: DiceReader, image: np.ndarray, labels: list[dict],
 def gather(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """{part: (crops, labels)}: synth, renders' training halves, renders' held-out halves."""
     washed = [args.washed] if args.washed else []  # keeps earlier caches' keys
+    washed += [("coloured-pips", args.coloured_pips)] if args.coloured_pips else []
     key = hashlib.md5(json.dumps([CACHE_VERSION, args.scenes, args.render_copies, *washed,
                                   Path(__file__).with_name("colournet.py").read_text(),
                                   Path(__file__).with_name("synth.py").read_text()],
@@ -110,6 +112,10 @@ def gather(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, np.ndarray]]
         if args.washed:
             dice = [replace(d, glare=True, glare_size=float(rng.uniform(1.5, 4.0)))
                     if rng.random() < args.washed else d for d in dice]
+        if args.coloured_pips:
+            dice = [replace(d, pip_colour=str(rng.choice(
+                        [c for c in synth_colours if c not in (d.colour, "gray")])))
+                    if rng.random() < args.coloured_pips else d for d in dice]
         image, labels = render(spec, dice, seed=SEED0 + i)
         x, y = die_samples(reader, image, labels, rng, 1)
         out["synth"][0].extend(x)
@@ -188,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="this share of the synthetic dice under a lamp mirrored over their "
                          "whole top face (synth.DiePose.glare_size), which then shows only "
                          "the bevels' and sides' colour")
+    ap.add_argument("--coloured-pips", type=float, default=0.0, metavar="SHARE",
+                    help="this share of the synthetic dice with pips of another colour "
+                         "(yellow on black, red on white...), which are no part of the "
+                         "die's colour")
     ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
@@ -240,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
             "scenes": args.scenes, "render_copies": args.render_copies,
             "render_weight": args.render_weight,
             "epochs": args.epochs, "seed": args.seed, "washed": args.washed,
+            "coloured_pips": args.coloured_pips,
             "held_out_renders": round(accuracy(model, *data["held"]), 4)}
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
