@@ -1120,12 +1120,11 @@ def _render_die(
     outer3 = fc + ou * e1 + ov * e2
     inner3 = fc + 0.87 * (ou * e1 + ov * e2)
     pip_face, pip_uv, pip_r = [], [], []
-    one_r = {"pip": 0.23, "big": 0.36, "ring": 0.36}[d.one]
     for j, f in enumerate(fi):
         v = int(_FACE_VALUE[f])
         pip_face += [j] * len(_PIP_XY[v])
         pip_uv.append(_PIP_XY[v])
-        pip_r += [one_r if v == 1 else 0.19] * len(_PIP_XY[v])
+        pip_r += [_pip_radius(d, v)] * len(_PIP_XY[v])
     # A ring's hole: one more disc, in the die's colour, on the 1 face when it is seen.
     ring = [j for j, f in enumerate(fi) if d.one == "ring" and int(_FACE_VALUE[f]) == 1]
     pj = np.array(pip_face)
@@ -1158,8 +1157,8 @@ def _render_die(
     hole3 = np.zeros((0, 3))
     if ring:
         j = ring[0]
-        hole3 = (centres[fi[j]] + 0.5 * one_r * cu[0] * e1s[fi[j]]
-                 + 0.5 * one_r * cv[0] * e2s[fi[j]])
+        hole3 = (centres[fi[j]] + 0.5 * _pip_radius(d, 1) * cu[0] * e1s[fi[j]]
+                 + 0.5 * _pip_radius(d, 1) * cv[0] * e2s[fi[j]])
     allp = _project(P, np.vstack([outer3.reshape(-1, 3), inner3.reshape(-1, 3),
                                   rims3.reshape(-1, 3), cores3.reshape(-1, 3),
                                   bev3.reshape(-1, 3), hole3]))
@@ -1283,16 +1282,24 @@ def _hidden_pips(d: DiePose, P: np.ndarray, centres: np.ndarray, e1s: np.ndarray
                  e2s: np.ndarray, vis: np.ndarray, x0: int, y0: int) -> list[np.ndarray]:
     """The pips of the faces the camera does not see, projected as if the body were not
     there, in the patch's fixed-point pixels: what shows through a translucent die."""
-    out = []
+    rings = []
     for f in np.flatnonzero(~vis):
         v = int(_FACE_VALUE[f])
-        r = 0.23 if v == 1 and d.one == "pip" else 0.36 if v == 1 else 0.19
-        for u, w in _PIP_XY[v]:
-            pts3 = (centres[f] + (u + r * _CIRCLE[:, :1]) * e1s[f]
-                    + (w + r * _CIRCLE[:, 1:]) * e2s[f])
-            out.append(np.round(((_project(P, pts3) - [x0, y0]) * SS + (SS - 1) / 2) * 16
-                                ).astype(np.int32))
-    return out
+        r = _pip_radius(d, v)
+        rings += [centres[f] + (u + r * _CIRCLE[:, :1]) * e1s[f]
+                  + (w + r * _CIRCLE[:, 1:]) * e2s[f] for u, w in _PIP_XY[v]]
+    if not rings:
+        return []
+    pts = _project(P, np.vstack(rings))  # one projection for all, as for the visible faces
+    fixed = np.round(((pts - [x0, y0]) * SS + (SS - 1) / 2) * 16).astype(np.int32)
+    return list(fixed.reshape(len(rings), len(_CIRCLE), 2))
+
+
+def _pip_radius(d: DiePose, value: int) -> float:
+    """A pip's radius in half-sides: a maker's large or ringed 1 is wider."""
+    if value != 1:
+        return 0.19
+    return {"pip": 0.23, "big": 0.36, "ring": 0.36}[d.one]
 
 
 def _see_through(col: np.ndarray, alpha: np.ndarray, rims: np.ndarray,
