@@ -2,11 +2,12 @@
 
 Usage (in the training venv, see README.md; never part of `make test`):
 
-    .venv-train/bin/python vision/train_colournet.py [--scenes 1800] [--epochs 30]
+    .venv-train/bin/python vision/train_colournet.py --coloured-pips 0.2   # the shipped net
 
 Samples are the reader's own boxes (as the net will see them at run time) matched to labelled
 dice: synthetic scenes of the `normal`, `hard` and `wide` presets (seeds from 500,000 on, far
-from the benchmark's and the tests'; a share of the dice with black pips), and the training
+from the benchmark's and the tests'; a share of the dice with black pips, and with
+`--coloured-pips` a share with pips of another colour), and the training
 halves of the rendered sets that label colours (`vision.valuenet.is_training_image`), each of
 their dice cut a few times from jittered boxes. The held-out halves are only reported. Each
 crop is scaled by the die's reference white exactly as the reader does
@@ -88,9 +89,9 @@ def die_samples(reader: DiceReader, image: np.ndarray, labels: list[dict],
 
 def gather(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """{part: (crops, labels)}: synth, renders' training halves, renders' held-out halves."""
-    washed = [args.washed] if args.washed else []  # keeps earlier caches' keys
-    washed += [("coloured-pips", args.coloured_pips)] if args.coloured_pips else []
-    key = hashlib.md5(json.dumps([CACHE_VERSION, args.scenes, args.render_copies, *washed,
+    options = [args.washed] if args.washed else []  # only when set: earlier keys hold
+    options += [("coloured-pips", args.coloured_pips)] if args.coloured_pips else []
+    key = hashlib.md5(json.dumps([CACHE_VERSION, args.scenes, args.render_copies, *options,
                                   Path(__file__).with_name("colournet.py").read_text(),
                                   Path(__file__).with_name("synth.py").read_text()],
                                  ).encode()).hexdigest()[:10]
