@@ -228,15 +228,19 @@ def _relative(frame: np.ndarray, boxes: list) -> tuple[np.ndarray, np.ndarray]:
     if tinted.any():
         # Coloured pips are no part of the die's colour (gold pips on a black die are its
         # most colourful pixels): leave out what looks like them before choosing the vivid.
-        pip_lab = cv2.cvtColor(np.clip(pips * scale, 0, 255).reshape(-1, 1, 3).astype(
-            np.float32) / 255.0, cv2.COLOR_BGR2Lab).reshape(-1, 1, 3)
-        like_pip = np.linalg.norm(lab - pip_lab, axis=2) < PIP_LIKE
+        like_pip = np.linalg.norm(lab - _white_scaled_lab(pips, scale)[:, None], axis=2
+                                  ) < PIP_LIKE
         chroma = np.where(tinted[:, None] & like_pip, -1.0, chroma)
     vivid = _masked_median(lab, chroma >= np.percentile(chroma, 70, axis=1, keepdims=True))
-    body_rel = np.clip(body * scale, 0, 255).reshape(-1, 1, 3).astype(np.float32) / 255.0
-    body_lab = cv2.cvtColor(body_rel, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    body_lab = _white_scaled_lab(body, scale)
     coloured = np.hypot(vivid[:, 1], vivid[:, 2]) > VIVID_CHROMA
     return np.where(coloured[:, None], vivid, body_lab).astype(np.float32), scale
+
+
+def _white_scaled_lab(bgr: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """One BGR colour per die (dice, 3) in Lab, after its die's gain to the pip white."""
+    rel = np.clip(bgr * scale, 0, 255).reshape(-1, 1, 3).astype(np.float32) / 255.0
+    return cv2.cvtColor(rel, cv2.COLOR_BGR2Lab).reshape(-1, 3)
 
 
 def _tinted_pips(pips: np.ndarray, light: np.ndarray) -> np.ndarray:
