@@ -1,7 +1,7 @@
 """Dice-reader accuracy and speed on synthetic, rendered and real photos, on one core.
 
 Usage: .venv/bin/python bench/vision.py [--synthetic N] [--data DIR] [--crops DIR] [--limit N]
-       [--valuenet ONNX...] [--detector ONNX] [--floor]
+       [--valuenet ONNX...] [--detector ONNX] [--boxnet ONNX|none] [--floor]
 
 Why: the reader is judged on photos it has never seen, so it is measured on every labelled
 set we have (`../shared/data/realdice/*`, `../shared/data/renders/*`) and on a fresh
@@ -104,10 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N images per set")
     parser.add_argument("--valuenet", type=Path, nargs="+", default=None,
                         help="candidate value nets (.onnx, each .json beside it; several are "
-                             "averaged) instead of the shipped pair")
+                             "averaged) instead of the shipped four")
     parser.add_argument("--detector", type=Path, default=None,
                         help="a candidate detector (.onnx, its .json beside it) instead of the "
                              "shipped one")
+    parser.add_argument("--boxnet", default=None, metavar="ONNX|none",
+                        help="a candidate box refiner instead of the shipped one, or none")
     parser.add_argument("--floor", action="store_true",
                         help="find dice with the floor model instead of the learned detector")
     args = parser.parse_args(argv)
@@ -122,8 +124,13 @@ def main(argv: list[str] | None = None) -> int:
         from vision.detector import Detector
 
         reader.detector = Detector(args.detector)
+    if args.boxnet is not None and reader.detector is not None:
+        from vision.boxnet import BoxNet
+
+        reader.refiner = None if args.boxnet == "none" else BoxNet(args.boxnet)
     print("dice found by", "the floor model" if reader.detector is None else
-          f"the learned detector ({reader.detector.path.name})")
+          f"the learned detector ({reader.detector.path.name})"
+          + (f", boxes refined by {reader.refiner.path.name}" if reader.refiner else ""))
 
     def read(image: np.ndarray) -> list[dict]:
         return [d.to_dict() for d in reader.read(image)]

@@ -318,7 +318,7 @@ class DiceReader:
         """
         self.profile = profile
         self.last_proposals: tuple[list, np.ndarray] | None = None
-        self.net = self.context = self.detector = self.colour_net = None
+        self.net = self.context = self.detector = self.colour_net = self.refiner = None
         if learned is not False:
             from .valuenet import CONTEXT_MODEL, ValueNet
 
@@ -332,6 +332,10 @@ class DiceReader:
                 from .detector import Detector
 
                 self.detector = _load(Detector, detector)
+                if self.detector is not None:
+                    from .boxnet import BoxNet
+
+                    self.refiner = _load(BoxNet, None)
         refs = list(profile.colours) if profile and profile.colours else builtin_palette()
         self.names = [r.name for r in refs]
         self.labs = np.array([r.lab for r in refs], np.float32)
@@ -692,6 +696,17 @@ class DiceReader:
                                                                        for r in reads])
         for r, colour in zip(reads, colours, strict=True):
             r.colour = colour
+        if self.refiner is not None:
+            # Last, so the checks above see the boxes they were tuned and trained on; what is
+            # reported (and sized for the Biggy test) is the die's own box. On 500 synthetic
+            # hard scenes: mean IoU with the labels 0.82 -> 0.90, recall 98.5 -> 98.8%,
+            # precision 99.4 -> 99.7%, Biggy flags 95.4 -> 98.5% right; loose renders recall
+            # 97.7 -> 99.5%, precision 95.1 -> 96.9%; rune55 recall 96.6 -> 97.1%; values and
+            # confident errors level. Refined before those checks instead, values moved on
+            # the renders (mounted 98.5 -> 97.7%, loose 98.6 -> 97.7%).
+            for r, box in zip(reads, self.refiner.refine(frame, [r.bbox for r in reads]),
+                              strict=True):
+                r.bbox, r.side = box, ((box[2] - box[0]) + (box[3] - box[1])) / 2
         return reads
 
     def _colours(self, frame: np.ndarray, boxes: list, gains: np.ndarray | None = None,
