@@ -6,8 +6,8 @@ in a cluster it may hold only part of the die. A box that overlaps its die by le
 (IoU) is a miss and an invented die at once, for the benchmark and for the tracker alike.
 The refiner looks at the box's surroundings at the frame's own resolution (a crop 1.6 times
 the box's longer side) and says where the die's four edges are. Trained by
-`vision/train_boxnet.py`; the value nets still read the detector's boxes, which they were
-trained on.
+`vision/train_boxnet.py`. The reader moves its boxes last, after the value nets and the
+checks that were tuned on the detector's boxes.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .evaluate import iou
 from .valuenet import CROP_ENGINE, crop_for, load_onnx
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "boxnet.onnx"
@@ -63,7 +64,7 @@ class BoxNet:
         for box, e in zip(boxes, self.edges(image_bgr, boxes), strict=True):
             new = apply_edges(box, e, image_bgr.shape)
             new = tuple(float(b) + TRUST * (n - float(b)) for n, b in zip(new, box, strict=True))
-            ok = new[2] - new[0] >= 2 and new[3] - new[1] >= 2 and _iou(new, box) >= KEEP_IOU
+            ok = new[2] - new[0] >= 2 and new[3] - new[1] >= 2 and iou(new, box) >= KEEP_IOU
             out.append(new if ok else tuple(float(v) for v in box))
         return out
 
@@ -78,11 +79,3 @@ def apply_edges(box: Sequence[float], edges: Sequence[float], shape: Sequence[in
     h, w = shape[:2]
     return (max(0.0, cx + float(edges[0]) * side), max(0.0, cy + float(edges[1]) * side),
             min(float(w), cx + float(edges[2]) * side), min(float(h), cy + float(edges[3]) * side))
-
-
-def _iou(a: Sequence[float], b: Sequence[float]) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
