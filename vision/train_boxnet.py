@@ -51,9 +51,11 @@ from vision.train_valuenet import (  # noqa: E402
     MAX_LONG_SIDE,
     SETS,
     VAL,
+    _region,
     _role,
     _seed,
     detector_boxes,
+    make_model,
 )
 from vision.valuenet import crop_for  # noqa: E402
 
@@ -95,25 +97,11 @@ def _target(shown: list[float], label: list[float]) -> np.ndarray:
                      (label[3] - cy) / s], np.float32)
 
 
-def _region(image: np.ndarray, box: list[float]) -> tuple[np.ndarray, list[float]]:
-    """A patch round the crop square (edge pixels repeated), so the augmentations act on a
-    few thousand pixels rather than the frame."""
-    n = max(4, round(_side(box) * CROP_SCALE * 1.1 + 4))
-    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    left, top = round(cx - n / 2), round(cy - n / 2)
-    h, w = image.shape[:2]
-    ax0, ay0 = min(max(left, 0), w - 1), min(max(top, 0), h - 1)
-    ax1, ay1 = max(min(left + n, w), ax0 + 1), max(min(top + n, h), ay0 + 1)
-    patch = cv2.copyMakeBorder(
-        image[ay0:ay1, ax0:ax1], max(ay0 - top, 0), max(top + n - ay1, 0),
-        max(ax0 - left, 0), max(left + n - ax1, 0), cv2.BORDER_REPLICATE)
-    return patch, [box[0] - left, box[1] - top, box[2] - left, box[3] - top]
-
-
 def _augmented(image: np.ndarray, box: list[float], rng: np.random.Generator) -> np.ndarray:
     """The crop of `box` under another camera and lamp: size, white balance, gamma, contrast,
-    blur, noise, JPEG. Flips are done per batch, with the target's."""
-    patch, b = _region(image, box)
+    blur, noise, JPEG (the shipped net's recipe; the value nets' `relit` differs in its
+    details). Flips are done per batch, with the target's."""
+    patch, b = _region(image, box, CROP_SCALE * 1.1)
     s = _side(b)
     if rng.random() < 0.5:
         f = math.exp(rng.uniform(math.log(16), math.log(90))) / s
@@ -238,31 +226,6 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------- model
 
 
-def make_model() -> Any:
-    """The value nets' trunk (about 5.5 M multiply-adds per crop) with four outputs."""
-    import torch
-    from torch import nn
-
-    def block(cin: int, cout: int, pool: bool) -> list[nn.Module]:
-        layers: list[nn.Module] = [nn.Conv2d(cin, cout, 3, padding=1, bias=False),
-                                   nn.BatchNorm2d(cout), nn.ReLU()]
-        return [*layers, nn.MaxPool2d(2)] if pool else layers
-
-    class Net(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.features = nn.Sequential(*block(3, 16, True), *block(16, 32, True),
-                                          *block(32, 64, False), *block(64, 64, True),
-                                          *block(64, 64, False))
-            self.head = nn.Sequential(nn.Flatten(), nn.Linear(64 * (CROP_SIZE // 8) ** 2, 64),
-                                      nn.ReLU(), nn.Linear(64, 4))
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.head(self.features(x))
-
-    return Net()
-
-
 def _flip_batch(x: Any, t: Any) -> tuple[Any, Any]:
     """A random flip or transpose of the whole batch, and the same of its targets."""
     import torch
@@ -301,7 +264,7 @@ def train(data: dict[str, np.ndarray], args: argparse.Namespace) -> Any:
     tf = torch.from_numpy(data["t"][fit])
     xv, tv = data["x"][val].astype(np.float32), data["t"][val]
     print(f"fit {len(tf)} crops, val {len(tv)}")
-    model = make_model()
+    model = make_model(outputs=4, channels=3, size=CROP_SIZE)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     steps = args.epochs * math.ceil(len(tf) / args.batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=steps,

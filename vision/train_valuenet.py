@@ -305,10 +305,12 @@ def _partial_box(
     return None
 
 
-def _region(image: np.ndarray, box: list[float]) -> tuple[np.ndarray, list[float]]:
+def _region(image: np.ndarray, box: list[float], grow: float | None = None
+            ) -> tuple[np.ndarray, list[float]]:
     """Cut a context patch around the crop square (edge pixels repeated outside the image) so
-    augmentations act on a few thousand pixels, not the whole frame."""
-    side = _side(box) * SCALE * (1.6 if ORIENT else 1.25) + 4
+    augmentations act on a few thousand pixels, not the whole frame. `grow`: the patch's side
+    over the box's (by default this run's crop scale, with room to turn the crop)."""
+    side = _side(box) * (SCALE * (1.6 if ORIENT else 1.25) if grow is None else grow) + 4
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     n = max(4, round(side))
     left, top = round(cx - n / 2), round(cy - n / 2)
@@ -706,10 +708,15 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------- model
 
 
-def make_model() -> Any:
-    """Torch is imported here, late, so the spawned data workers need not load it."""
+def make_model(outputs: int = len(CLASSES), channels: int | None = None,
+               size: int | None = None) -> Any:
+    """The value nets' CNN (the box refiner's too, with 4 outputs). Torch is imported here,
+    late, so the spawned data workers need not load it."""
     import torch
     from torch import nn
+
+    cin = CHANNELS if channels is None else channels
+    side = SIZE if size is None else size
 
     def block(cin: int, cout: int, pool: bool) -> list[nn.Module]:
         layers: list[nn.Module] = [
@@ -723,15 +730,15 @@ def make_model() -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.features = nn.Sequential(
-                *block(CHANNELS, 16, True),  # 16×16
+                *block(cin, 16, True),  # 16×16
                 *block(16, 32, True),  # 8×8
                 *block(32, 64, False),
                 *block(64, 64, True),  # 4×4
                 *block(64, 64, False),
             )
             self.head = nn.Sequential(
-                nn.Flatten(), nn.Linear(64 * (SIZE // 8) ** 2, 64), nn.ReLU(),
-                nn.Linear(64, len(CLASSES)),
+                nn.Flatten(), nn.Linear(64 * (side // 8) ** 2, 64), nn.ReLU(),
+                nn.Linear(64, outputs),
             )
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
