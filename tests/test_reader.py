@@ -249,6 +249,46 @@ def test_a_whole_die_touching_the_image_edge_is_not_taken_for_a_cut_one():
     assert found == [2] * len(found)
 
 
+def test_a_whole_die_whose_predicted_box_overshoots_the_edge_is_still_read(
+        monkeypatch: pytest.MonkeyPatch):
+    """In this hard scene the detector's box for a whole 1 at the right edge ends past the
+    frame by more than CUT_TOLERANCE of its side: the box refiner puts the die inside, so it
+    is read and asked about (it lies at the edge) instead of being skipped as cut."""
+    import math
+
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(5162, "hard", 1280, 960)
+    edge = [d for d in entry["dice"] if not d["cut"] and d["bbox"][2] > img.shape[1] - 2]
+    assert len(edge) == 1
+    hits = matched(edge, READER.read(img))
+    assert len(hits) == 1 and hits[0][1].confidence < rd.CERTAIN
+    monkeypatch.setattr(rd, "REFINED_CUT", -math.inf)  # the detector's box alone
+    assert matched(edge, READER.read(img)) == []
+
+
+def test_a_box_grown_over_a_neighbour_no_longer_hides_it(monkeypatch: pytest.MonkeyPatch):
+    """Two touching dice: a box grown from the right die over most of the left one's box
+    (which sits a third of a side off its die, as the detector's boxes in clusters do) is
+    the surer, and the two overlap as one die would. Brought to their dice by the box
+    refiner they part, and both are kept; two boxes on one die still make one."""
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    _, img, labels = scene([die(cx, cy, 3, "green", angle_deg=5),
+                            die(cx + DIE_MM + 0.5, cy, 5, "red", angle_deg=5)])
+    a, b = labels[0]["bbox"], labels[1]["bbox"]
+    side = a[2] - a[0]
+    left = [a[0] + 0.3 * side, a[1], a[2] + 0.3 * side, a[3]]
+    grown = [b[0] - 0.35 * side, b[1], b[2], b[3]]
+    die_p, eligible = np.array([0.9, 1.0]), np.array([True, True])
+    assert sorted(READER._one_box_per_die(img, [left, grown], die_p, eligible)) == [0, 1]
+    nudged = [b[0] + 0.1 * side, b[1] - 0.1 * side, b[2] + 0.1 * side, b[3] - 0.1 * side]
+    assert READER._one_box_per_die(img, [nudged, grown], die_p, eligible) == [1]
+    monkeypatch.setattr(READER, "refiner", None)  # judged on the boxes as they came
+    assert READER._one_box_per_die(img, [left, grown], die_p, eligible) == [1]
+
+
 @pytest.mark.parametrize("share", [0.1, 0.25])
 def test_a_die_the_edge_cuts_a_little_of_is_never_certain(share: float):
     s = random_scene(5, "easy")
