@@ -34,6 +34,7 @@ KEEP_MIN = 0.25  # detector peak x value-net die probability for a box to be rep
 SAME_DIE_IOU = 0.3  # two reported boxes overlapping this much are one die seen twice
 SAME_DIE_INSIDE = 0.6  # ...as is a box with this share of itself inside a surer one
 RESCUE_SURE = 0.75  # ...unless the nets are this sure it is a die, and the refined boxes part
+MIRROR_BELOW = 0.9  # a box the value nets read less surely is read again, mirrored
 LEAN_DOUBT = 0.03  # value-net belief in "cocked or smeared" above which no read is certain
 CONTEXT_DOUBT = 0.2  # ...and the context net's belief, asked of reads still certain
 LEAN_SHARE = 0.25  # a read the four give this much "cocked or smeared" is asked of the context
@@ -615,7 +616,8 @@ class DiceReader:
             self.last_proposals = ([], np.zeros(0, np.float32))
             return []
         boxes = [d.bbox for d in dets]
-        probs = self.net.predict(np.stack([self.net.crop(frame, b) for b in boxes]))
+        crops = np.stack([self.net.crop(frame, b) for b in boxes])
+        probs = self.net.predict(crops)
         die_p = 1.0 - probs[:, NOT_A_DIE]
         score = np.array([d.score for d in dets], np.float32)
         self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
@@ -626,6 +628,9 @@ class DiceReader:
         # value net is surest holds a die stays.
         kept = self._one_box_per_die(frame, boxes, die_p, score * die_p >= KEEP_MIN)
         doubted = _doubted_by_rivals(boxes, probs, kept)
+        # Which boxes are dice stays the first look's call (the checks below and the Biggy
+        # sizes were tuned on it); the face read in each is the mirrored look's too.
+        probs = _mirror_unsure(self.net, crops, probs, kept, MIRROR_BELOW)
         reads = []
         doubt: list[float] = []  # the four's p(unreadable) per read
         for i in sorted(kept):
@@ -1377,6 +1382,24 @@ def _face_fit(pts: np.ndarray, count: int) -> float:
     best = float(costs.min()) / count
     off = float(np.linalg.norm(centre - 0.5))
     return math.exp(-((best / 0.06) ** 2)) * math.exp(-((max(off - 0.15, 0) / 0.1) ** 2))
+
+
+def _mirror_unsure(net: Any, crops: np.ndarray, probs: np.ndarray, rows: Sequence[int],
+                   below: float) -> np.ndarray:
+    """`probs` (the nets' answers for `crops`), with each of `rows` whose likeliest class
+    stays under `below` read again mirrored left to right and the two answers averaged.
+
+    A die reads the same in a mirror, and a crop turned towards the frame's centre keeps its
+    top (the nets learnt from mirrored crops too), so the mirror is a second look at the same
+    die whose errors are partly its own: it settles some of the reads the nets waver on,
+    without a second pass over the crops they are sure of (about a quarter of the dice).
+    """
+    out = np.array(probs, np.float32)
+    unsure = [i for i in rows if out[i].max() < below]
+    if unsure:
+        mirrored = np.ascontiguousarray(np.asarray(crops, np.float32)[unsure][..., ::-1])
+        out[unsure] = (out[unsure] + net.predict(mirrored)) / 2
+    return out
 
 
 def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> list[int]:
