@@ -285,11 +285,11 @@ def test_a_box_grown_over_a_neighbour_no_longer_hides_it(monkeypatch: pytest.Mon
     left = [a[0] + 0.3 * side, a[1], a[2] + 0.3 * side, a[3]]
     grown = [b[0] - 0.35 * side, b[1], b[2], b[3]]
     die_p, eligible = np.array([0.9, 1.0]), np.array([True, True])
-    assert sorted(READER._one_box_per_die(img, [left, grown], die_p, eligible)) == [0, 1]
+    assert sorted(READER._dice_among(img, [left, grown], die_p, eligible)) == [0, 1]
     nudged = [b[0] + 0.1 * side, b[1] - 0.1 * side, b[2] + 0.1 * side, b[3] - 0.1 * side]
-    assert READER._one_box_per_die(img, [nudged, grown], die_p, eligible) == [1]
+    assert READER._dice_among(img, [nudged, grown], die_p, eligible) == [1]
     monkeypatch.setattr(READER, "refiner", None)  # judged on the boxes as they came
-    assert READER._one_box_per_die(img, [left, grown], die_p, eligible) == [1]
+    assert READER._dice_among(img, [left, grown], die_p, eligible) == [1]
 
 
 @pytest.mark.parametrize("share", [0.1, 0.25])

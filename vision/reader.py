@@ -626,7 +626,7 @@ class DiceReader:
         # second copy an invented die (most of the synthetic scenes' confident extras). Dice
         # do not overlap seen from above, so of boxes overlapping this much only the one the
         # value net is surest holds a die stays.
-        kept = self._one_box_per_die(frame, boxes, die_p, score * die_p >= KEEP_MIN)
+        kept = self._dice_among(frame, boxes, die_p, score * die_p >= KEEP_MIN)
         doubted = _doubted_by_rivals(boxes, probs, kept)
         # Which boxes are dice stays the first look's call (the checks below and the Biggy
         # sizes were tuned on it); the face read in each is the mirrored look's too.
@@ -743,8 +743,8 @@ class DiceReader:
                 kept.append(d)
         return kept
 
-    def _one_box_per_die(self, frame: np.ndarray, boxes: list, die_p: np.ndarray,
-                         eligible: np.ndarray) -> list[int]:
+    def _dice_among(self, frame: np.ndarray, boxes: list, die_p: np.ndarray,
+                    eligible: np.ndarray) -> list[int]:
         """`_one_box_per_die`, with a second look at the boxes it drops: a detector box
         grown over a neighbour (by a shadow, or a cluster's shared edge) holds most of the
         next die's box and hides it, though the two are dice of their own (on the bench's
@@ -759,8 +759,8 @@ class DiceReader:
                   if eligible[i] and die_p[i] >= RESCUE_SURE and i not in kept]
         if not hidden:
             return kept
-        by = {i: [j for j in kept if _same_die(boxes[i], boxes[j])] for i in hidden}
-        asked = sorted(set(hidden) | {j for js in by.values() for j in js})
+        asked = sorted(set(hidden) | {j for j in kept
+                                      if any(_same_die(boxes[i], boxes[j]) for i in hidden)})
         refined = dict(zip(asked, self.refiner.refine(frame, [boxes[i] for i in asked]),
                            strict=True))
         seen = [refined.get(i, boxes[i]) for i in range(len(boxes))]
