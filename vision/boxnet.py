@@ -69,13 +69,17 @@ class BoxNet:
         return out
 
 
-def apply_edges(box: Sequence[float], edges: Sequence[float], shape: Sequence[int]
+def apply_edges(box: Sequence[float], edges: Sequence[float], shape: Sequence[int] | None
                 ) -> tuple[float, float, float, float]:
-    """The box the refiner's answer for `box` describes, clipped to a frame of `shape`: the
-    inverse of the training target (`train_boxnet._target`)."""
+    """The box the refiner's answer for `box` describes, clipped to a frame of `shape` (not
+    clipped without one: how far a die reaches past the edge tells a cut one): the inverse
+    of the training target (`train_boxnet._target`)."""
     x0, y0, x1, y1 = (float(v) for v in box)
     cx, cy = (x0 + x1) / 2.0, (y0 + y1) / 2.0
     side = max(x1 - x0, y1 - y0, 1.0)
+    out = (cx + float(edges[0]) * side, cy + float(edges[1]) * side,
+           cx + float(edges[2]) * side, cy + float(edges[3]) * side)
+    if shape is None:
+        return out
     h, w = shape[:2]
-    return (max(0.0, cx + float(edges[0]) * side), max(0.0, cy + float(edges[1]) * side),
-            min(float(w), cx + float(edges[2]) * side), min(float(h), cy + float(edges[3]) * side))
+    return (max(0.0, out[0]), max(0.0, out[1]), min(float(w), out[2]), min(float(h), out[3]))

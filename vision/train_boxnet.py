@@ -99,8 +99,8 @@ def _target(shown: list[float], label: list[float]) -> np.ndarray:
 
 def _augmented(image: np.ndarray, box: list[float], rng: np.random.Generator) -> np.ndarray:
     """The crop of `box` under another camera and lamp: size, white balance, gamma, contrast,
-    blur, noise, JPEG (the shipped net's recipe; the value nets' `relit` differs in its
-    details). Flips are done per batch, with the target's."""
+    blur, noise, JPEG (the shipped net's recipe, which differs in its details from the
+    value nets' `train_valuenet._augmented`). Flips are done per batch, with the target's."""
     patch, b = _region(image, box, CROP_SCALE * 1.1)
     s = _side(b)
     if rng.random() < 0.5:
