@@ -292,6 +292,39 @@ def test_a_box_grown_over_a_neighbour_no_longer_hides_it(monkeypatch: pytest.Mon
     assert READER._dice_among(img, [left, grown], die_p, eligible) == [1]
 
 
+def test_a_box_straddling_two_touching_dice_is_judged_again_refined(
+        monkeypatch: pytest.MonkeyPatch):
+    """A sure detector peak whose box sits across two touching dice (four tenths of a side
+    off the left one, as on a cluster's foot in the bench's scenes) holds halves, no die to
+    the nets. Refined, it is the left die and is read as one; a sure peak on bare floor
+    stays no die, and a weak peak is not asked."""
+    from vision import reader as rd
+    from vision.valuenet import NOT_A_DIE
+
+    s = random_scene(5, "easy")
+    cx, cy = centre(s)
+    _, img, labels = scene([die(cx, cy, 1, "green", angle_deg=5),
+                            die(cx + DIE_MM + 0.5, cy, 4, "red", angle_deg=5)])
+    a = labels[0]["bbox"]
+    side = a[2] - a[0]
+    straddle = [a[0] + 0.4 * side, a[1], a[2] + 0.4 * side, a[3]]
+    floor = [a[0], a[1] - 3 * side, a[2], a[3] - 3 * side]
+    boxes = [straddle, floor, straddle]
+    crops = np.stack([READER.net.crop(img, b) for b in boxes])
+    probs = READER.net.predict(crops)
+    score = np.array([0.75, 0.9, rd.REJUDGE_PEAK - 0.1], np.float32)
+    assert (score * (1 - probs[:, NOT_A_DIE]) < rd.KEEP_MIN).all()
+    got, _, got_probs, rescued = READER._rejudged(img, boxes, crops, probs, score)
+    die_p = 1 - got_probs[:, NOT_A_DIE]
+    assert rescued == {0}
+    assert iou(got[0], a) >= 0.5 and die_p[0] >= rd.RESCUE_SURE
+    assert int(got_probs[0].argmax()) == 1
+    assert got[1] == floor and die_p[1] < rd.KEEP_MIN
+    assert got[2] == straddle
+    monkeypatch.setattr(READER, "refiner", None)
+    assert READER._rejudged(img, boxes, crops, probs, score)[0] == boxes
+
+
 @pytest.mark.parametrize("share", [0.1, 0.25])
 def test_a_die_the_edge_cuts_a_little_of_is_never_certain(share: float):
     s = random_scene(5, "easy")
@@ -921,8 +954,8 @@ def test_a_speck_far_smaller_than_the_dice_is_no_die(monkeypatch: pytest.MonkeyP
     kept = len(matched(entry["dice"], reads))
     monkeypatch.setattr(rd, "SPECK_SHARE", 0.0)
     unfiltered = READER.read(img)
-    assert len(unfiltered) > len(reads)  # the speck is there to be dropped
-    assert len(matched(entry["dice"], unfiltered)) == kept  # and no die went with it
+    assert any(r.side < 0.5 * typical for r in unfiltered)  # the speck is there to be dropped
+    assert len(matched(entry["dice"], unfiltered)) <= kept  # and no die went with it
 
 
 def test_reader_refuses_non_images():
