@@ -621,7 +621,6 @@ class DiceReader:
         boxes = [d.bbox for d in dets]
         crops = np.stack([self.net.crop(frame, b) for b in boxes])
         probs = self.net.predict(crops)
-        die_p = 1.0 - probs[:, NOT_A_DIE]
         score = np.array([d.score for d in dets], np.float32)
         boxes, crops, probs, rescued = self._rejudged(frame, boxes, crops, probs, score)
         die_p = 1.0 - probs[:, NOT_A_DIE]
@@ -745,9 +744,9 @@ class DiceReader:
         The detector's box takes in a low lamp's shadow or a leaning side face, and the
         nets read the face inside it less surely; the die's own box is a third look whose
         errors are partly its own. On the bench's synthetic scenes 22 more dice read right,
-        on fresh synthetic sets 45 of 9,500, real photos and renders within a die. Read on
-        the refined box alone, the renders lost (twentieth session): only as one voice of
-        three, for the dice the first look doubts, does it pay."""
+        on fresh synthetic sets 43 more of about 10,900, real photos and renders within a
+        die. Read on the refined box alone, the renders lost (twentieth session): only as
+        one voice of three, for the dice the first look doubts, does it pay."""
         if self.refiner is None or not rows:
             return probs
         refined = self.refiner.refine(frame, [boxes[i] for i in rows])
@@ -759,9 +758,9 @@ class DiceReader:
 
     def _rejudged(self, frame: np.ndarray, boxes: list, crops: np.ndarray, probs: np.ndarray,
                   score: np.ndarray) -> tuple[list, np.ndarray, np.ndarray, set[int]]:
-        """The boxes, crops and probabilities, and which boxes were replaced: each box the detector
-        peaks on surely but the nets call no die replaced by its refined box where the nets
-        call that one a die. In a cluster of touching dice the detector's box may straddle
+        """The boxes, crops and probabilities, and which boxes were replaced: a box the
+        detector peaks on surely but the nets call no die gives way to its refined box where
+        the nets call that one a die. In a cluster of touching dice the detector's box may straddle
         two of them: a crop of halves is no die to the nets, and the die under it is lost
         (on the bench's synthetic scenes a black 1 at the foot of a cluster, peak 0.75, die
         probability 0.33 on the straddling box, 1.0 on the refined one)."""
