@@ -630,14 +630,16 @@ class DiceReader:
         # second copy an invented die (most of the synthetic scenes' confident extras). Dice
         # do not overlap seen from above, so of boxes overlapping this much only the one the
         # value net is surest holds a die stays.
-        kept = self._dice_among(frame, boxes, die_p, score * die_p >= KEEP_MIN)
+        # Each box is refined once a frame, whichever step asks first: box -> the box
+        # reported for its die (a rescued box is its refined box already).
+        settled = {i: boxes[i] for i in rescued}
+        kept = self._dice_among(frame, boxes, die_p, score * die_p >= KEEP_MIN, settled)
         doubted = _doubted_by_rivals(boxes, probs, kept)
         # Which boxes are dice stays the first look's call (the checks below and the Biggy
         # sizes were tuned on it); the face read in each is the mirrored and the refined
         # looks' too.
         unsure = [i for i in kept if probs[i].max() < MIRROR_BELOW and i not in rescued]
         probs = _mirror_unsure(self.net, crops, probs, kept, MIRROR_BELOW)
-        settled = {i: boxes[i] for i in rescued}  # box -> the box reported for its die
         probs = self._refined_look(frame, boxes, probs, unsure, settled)
         reads = []
         box_of: list[int] = []  # reads' boxes
@@ -726,13 +728,8 @@ class DiceReader:
             # the renders (mounted 98.5 -> 97.7%, loose 98.6 -> 97.7%).
             # A box refined already is not moved again (that would move it further than
             # the refiner's trust in one answer: a Biggy so taken looked ordinary).
-            rest = [r for r, i in zip(reads, box_of, strict=True) if i not in settled]
-            for r, box in zip(rest, self.refiner.refine(frame, [r.bbox for r in rest]),
-                              strict=True):
-                r.bbox = box
-            for r, i in zip(reads, box_of, strict=True):
-                r.bbox = settled.get(i, r.bbox)
-                r.side = ((r.bbox[2] - r.bbox[0]) + (r.bbox[3] - r.bbox[1])) / 2
+            for r, box in zip(reads, self._refined(frame, boxes, box_of, settled), strict=True):
+                r.bbox, r.side = box, ((box[2] - box[0]) + (box[3] - box[1])) / 2
         return reads
 
     def _refined_look(self, frame: np.ndarray, boxes: list, probs: np.ndarray,
@@ -749,12 +746,22 @@ class DiceReader:
         one voice of three, for the dice the first look doubts, does it pay."""
         if self.refiner is None or not rows:
             return probs
-        refined = self.refiner.refine(frame, [boxes[i] for i in rows])
+        refined = self._refined(frame, boxes, rows, settled)
         again = self.net.predict(np.stack([self.net.crop(frame, b) for b in refined]))
         out = np.array(probs, np.float32)
         out[rows] = (1.0 - REFINED_LOOK) * out[rows] + REFINED_LOOK * again
-        settled.update(zip(rows, refined, strict=True))
         return out
+
+    def _refined(self, frame: np.ndarray, boxes: list, rows: Sequence[int], settled: dict
+                 ) -> list:
+        """The refined box of each of `rows`, from `settled` where a step before refined it
+        (the refiner's answer is the same however often it is asked), else refined now and
+        kept there."""
+        new = [i for i in dict.fromkeys(rows) if i not in settled]
+        if new:
+            settled.update(zip(new, self.refiner.refine(frame, [boxes[i] for i in new]),
+                               strict=True))
+        return [settled[i] for i in rows]
 
     def _rejudged(self, frame: np.ndarray, boxes: list, crops: np.ndarray, probs: np.ndarray,
                   score: np.ndarray) -> tuple[list, np.ndarray, np.ndarray, set[int]]:
@@ -810,7 +817,7 @@ class DiceReader:
         return kept
 
     def _dice_among(self, frame: np.ndarray, boxes: list, die_p: np.ndarray,
-                    eligible: np.ndarray) -> list[int]:
+                    eligible: np.ndarray, settled: dict | None = None) -> list[int]:
         """`_one_box_per_die`, with a second look at the boxes it drops: a detector box
         grown over a neighbour (by a shadow, or a cluster's shared edge) holds most of the
         next die's box and hides it, though the two are dice of their own (on the bench's
@@ -827,7 +834,8 @@ class DiceReader:
             return kept
         asked = sorted(set(hidden) | {j for j in kept
                                       if any(_same_die(boxes[i], boxes[j]) for i in hidden)})
-        refined = dict(zip(asked, self.refiner.refine(frame, [boxes[i] for i in asked]),
+        refined = dict(zip(asked, self._refined(frame, boxes, asked,
+                                                {} if settled is None else settled),
                            strict=True))
         seen = [refined.get(i, boxes[i]) for i in range(len(boxes))]
         for i in sorted(hidden, key=lambda i: -die_p[i]):
