@@ -944,6 +944,24 @@ def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyP
     assert reads and reads == [r.bbox for r in READER.read(frame)]
 
 
+def test_a_far_camera_s_tray_read_as_a_face_does_not_hide_its_dice(
+        monkeypatch: pytest.MonkeyPatch):
+    """A wide lens far above a small tray (dice of 25-33 px): the half look boxes the whole
+    tray as one die of over 250 px, and the nets read that box as a face (a 2 at 0.47), so
+    the frame would be looked at again at 128 px, where the dice vanish. The usual look's
+    boxes hold eight sure faces to the large look's none: its dice are the frame's."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(232, "wide", 1280, 960)
+    labels = entry["dice"]
+    pairs = matched(labels, READER.read(img))
+    assert len(pairs) >= len(labels) - 1 == 10
+    assert sum(r.value == lab["value"] for lab, r in pairs) >= len(labels) - 2
+    monkeypatch.setattr(rd, "OUTREAD_LEAST", float("inf"))  # the large look unquestioned
+    assert len(matched(labels, READER.read(img))) <= 1
+
+
 def test_a_small_frame_s_tiny_dice_are_looked_at_enlarged(monkeypatch: pytest.MonkeyPatch):
     """A 640 px frame of a distant camera (dice of about 15 px): a second look at the frame's
     own size leaves them below what the detector finds; enlarged, it finds them."""

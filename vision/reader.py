@@ -54,6 +54,8 @@ LARGE_DIE_INPUT = 52.0  # median die side (px at the detector's input) above whi
 LARGE_DIE_GOAL = 32.0  # ...the frame is looked at again, scaled to bring dice to this side,
 LARGE_DICE_MIN = 64  # ...at least this long
 LARGE_FACE_SURE = 0.8  # a quarter look's box is a die where the nets see a face this surely
+OUTREAD_LEAST = 3  # the usual look, seeing this many faces surely and over twice the large
+#                    look's, keeps the frame (a far camera's tray is no large die)
 SPECK_SHARE = 0.5  # a box under this share of the typical sure die's side is no die...
 SPECK_SURE = 3  # ...judged when the detector is sure of at least this many
 SURE_SIDE = 24.0  # dice smaller than this (px in the frame) are never read as certain
@@ -528,7 +530,30 @@ class DiceReader:
             return found, sure, normal
         long = max(LARGE_DICE_MIN, int(normal * LARGE_DIE_GOAL / typical) // 32 * 32)
         large = self.detector.detect(frame, DETECT_MIN, long)
-        return large, [d for d in large if d.score >= SURE_PEAK], long
+        large_sure = [d for d in large if d.score >= SURE_PEAK]
+        # A camera far above a small tray: the half look sees the whole tray as one large
+        # die, its dice as pips, and at the input that look asks for the dice vanish (a wide
+        # lens scene lost all 11). The nets settle it: at their own scale they read the dice
+        # as faces. Where the usual look's boxes of under half the large dice's side hold
+        # several sure faces, and over twice as many as the large look's boxes, the frame's
+        # dice are the usual look's. A close-up's usual look boxes pips and halves, which the
+        # nets do not read as faces; dice only somewhat large are seen by both looks alike.
+        k = normal / max(frame.shape[:2])
+        small = [d for d in sure if box_side(d.bbox) * k < typical / 2]
+        usual_faces = self._sure_faces(frame, small)
+        if usual_faces >= OUTREAD_LEAST and usual_faces > 2 * self._sure_faces(frame, large_sure):
+            return found, sure, normal
+        return large, large_sure, long
+
+    def _sure_faces(self, frame: np.ndarray, dets: list) -> int:
+        """How many of the boxes the value nets read as a face with LARGE_FACE_SURE."""
+        assert self.net is not None
+        if not dets:
+            return 0
+        probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in dets]))
+        best = probs.argmax(axis=1)
+        return int(np.sum((best >= 1) & (best <= 6)
+                          & (probs[np.arange(len(dets)), best] >= LARGE_FACE_SURE)))
 
     def _large_dice(self, frame: np.ndarray, found: list, above: float, face_sure: float,
                     least: int, held_by: list | None = None) -> float | None:
