@@ -546,7 +546,9 @@ class DiceReader:
         return large, large_sure, long
 
     def _sure_faces(self, frame: np.ndarray, dets: list) -> int:
-        """How many of the boxes the value nets read as a face with LARGE_FACE_SURE."""
+        """How many of the boxes the value nets read as a face at LARGE_FACE_SURE: at the
+        scale the frame's dice are seen whole, its boxes are faces to them, while pips, halves
+        and a whole tray are not."""
         assert self.net is not None
         if not dets:
             return 0
