@@ -978,6 +978,21 @@ def test_a_wide_lens_die_s_side_face_is_not_a_die_of_its_own(seed: int):
     assert len(matched(labels, reads)) == len(reads) >= len(labels) - 1
 
 
+def test_a_speck_once_refined_is_no_die():
+    """A distant wide-lens camera (dice of about 20 px): the small-dice look boxes a speck
+    beside the dice, which the refiner shrinks to a third of a die's side. It is dropped as
+    any speck is, and every die is still found."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(186, "wide", 1280, 960)
+    reads = READER.read(img)
+    labels = [d for d in entry["dice"] if not d["cut"]]
+    assert len(matched(labels, reads)) == len(reads) == len(labels) == 12
+    typical = float(np.median([r.side for r in reads if r.value is not None]))
+    assert min(r.side for r in reads) >= rd.SPECK_SHARE * typical
+
+
 def test_a_small_frame_s_tiny_dice_are_looked_at_enlarged(monkeypatch: pytest.MonkeyPatch):
     """A 640 px frame of a distant camera (dice of about 15 px): a second look at the frame's
     own size leaves them below what the detector finds; enlarged, it finds them."""
