@@ -962,6 +962,24 @@ def test_a_far_camera_s_tray_read_as_a_face_does_not_hide_its_dice(
     assert len(matched(labels, READER.read(img))) <= 1
 
 
+def test_a_cluster_of_large_dice_is_not_one_die_to_the_quarter_look(
+        monkeypatch: pytest.MonkeyPatch):
+    """Twelve dice of about 100 px lying in clusters: the quarter look boxes two or three of
+    them at a time as one die and reads a face there, so the frame would be looked at again at
+    96 px, where no die is found. The usual look reads the dice themselves as faces surely,
+    so it keeps the frame."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(4210, "hard", 1280, 960)
+    labels = [d for d in entry["dice"] if not d["cut"]]
+    pairs = matched(labels, READER.read(img))
+    assert len(pairs) == len(labels) == 12
+    assert sum(r.value == lab["value"] for lab, r in pairs) >= 11
+    monkeypatch.setattr(rd, "OUTREAD_LEAST", float("inf"))
+    assert not READER.read(img)
+
+
 @pytest.mark.parametrize("seed", [108, 254, 265, 287])
 def test_a_wide_lens_die_s_side_face_is_not_a_die_of_its_own(seed: int):
     """Off the axis of a wide lens a flat die shows a tall side face with pips, and the
