@@ -553,9 +553,7 @@ class DiceReader:
         if not dets:
             return 0
         probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in dets]))
-        best = probs.argmax(axis=1)
-        return int(np.sum((best >= 1) & (best <= 6)
-                          & (probs[np.arange(len(dets)), best] >= LARGE_FACE_SURE)))
+        return int(np.sum(_faces(probs, 1, LARGE_FACE_SURE)))
 
     def _large_dice(self, frame: np.ndarray, found: list, above: float, face_sure: float,
                     least: int, held_by: list | None = None) -> float | None:
@@ -577,10 +575,9 @@ class DiceReader:
         # detector; the value nets tell it from a die (they call it unreadable, or no die).
         # Glints and pips the coarse look takes for dice are no dice to them either.
         probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in coarse]))
-        best = probs.argmax(axis=1)
         held = int(np.sum(probs[:, NOT_A_DIE] < 0.5))
-        faces = [d for d, c, p in zip(coarse, best, probs, strict=True)
-                 if least <= c <= 6 and p[c] >= face_sure]
+        faces = [d for d, face in zip(coarse, _faces(probs, least, face_sure), strict=True)
+                 if face]
         if 2 * len(faces) <= held:
             return None
         if held_by is not None:
@@ -1520,6 +1517,14 @@ def _mirror_unsure(net: Any, crops: np.ndarray, probs: np.ndarray, rows: Sequenc
         mirrored = np.ascontiguousarray(np.asarray(crops, np.float32)[unsure][..., ::-1])
         out[unsure] = (out[unsure] + net.predict(mirrored)) / 2
     return out
+
+
+def _faces(probs: np.ndarray, least: int, sure: float) -> np.ndarray:
+    """Which of the value nets' answers name a face of `least` pips or more with at least
+    `sure`: the test both the large looks and the usual look are held to, so that they
+    compare."""
+    best = probs.argmax(axis=1)
+    return (best >= least) & (best <= 6) & (probs[np.arange(len(probs)), best] >= sure)
 
 
 def _one_box_per_die(boxes: list, die_p: np.ndarray, eligible: np.ndarray) -> list[int]:
