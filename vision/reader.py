@@ -622,6 +622,14 @@ class DiceReader:
                 long = min(goal, SMALL_DICE_MAX, SMALL_DICE_ENLARGE * max(h, w))
                 long = max(self.detector.long_side, int(long) // 32 * 32)
                 found = found + self.detector.detect(frame, DETECT_MIN, long)
+        if len(sure) >= SPECK_SURE:
+            # One camera sees all dice of a game at much the same size (perspective and
+            # Biggies make them 0.7-1.4 times the typical one): a box half that size is a
+            # speck, a pip or a glint, most of them found by the small-dice second look
+            # (loose renders' precision 94.3 -> 95.1%, rune55 97.4 -> 97.6%, no die lost;
+            # from 0.7 real dice at the far side of a slanted photo go too).
+            typical = _median_side(sure)
+            found = [d for d in found if box_side(d.bbox) >= SPECK_SHARE * typical]
         # A cut die is judged on the predicted box before clipping: a whole die a few pixels
         # from the edge has a box a few pixels too large as often as not (a fixed margin on
         # the clipped box skipped 2% of the synthetic dice, all whole). Nor is any overshoot
@@ -635,19 +643,10 @@ class DiceReader:
         # (`_whole_after_all`).
         faint = [d for d in found if d.score < KEEP_MIN]
         found = [d for d in found if d.score >= KEEP_MIN]
-        whole = [d.margin >= -CUT_TOLERANCE * box_side(d.bbox) for d in found]
+        whole = [_within_frame(d) for d in found]
         rescued = {id(d) for d in self._whole_after_all(
             frame, [d for d, ok in zip(found, whole, strict=True) if not ok])}
         dets = [d for d, ok in zip(found, whole, strict=True) if ok or id(d) in rescued]
-        if len(sure) >= SPECK_SURE:
-            # One camera sees all dice of a game at much the same size (perspective and
-            # Biggies make them 0.7-1.4 times the typical one): a box half that size is a
-            # speck, a pip or a glint, most of them found by the small-dice second look
-            # (loose renders' precision 94.3 -> 95.1%, rune55 97.4 -> 97.6%, no die lost;
-            # from 0.7 real dice at the far side of a slanted photo go too).
-            typical = _median_side(sure)
-            dets = [d for d in dets if box_side(d.bbox) >= SPECK_SHARE * typical]
-            faint = [d for d in faint if box_side(d.bbox) >= SPECK_SHARE * typical]
         boxes = [d.bbox for d in dets]
         crops = np.stack([self.net.crop(frame, b) for b in boxes]) if dets else None
         probs = self.net.predict(crops) if dets else np.zeros((0, UNREADABLE + 1), np.float32)
@@ -868,20 +867,19 @@ class DiceReader:
         keeps such a read from being certain (SURE_PEAK), so the table is asked about it.
         `found`: the boxes already taken for dice. Returns the detections kept, with their
         crops and the nets' answers, for the reader's later steps."""
-        from .valuenet import NOT_A_DIE, UNREADABLE
+        from .valuenet import NOT_A_DIE
 
         assert self.net is not None
-        alone: list = []
+        alone, taken = [], list(found)
         for d in sorted(faint, key=lambda d: -d.score):
-            if (d.margin >= -CUT_TOLERANCE * box_side(d.bbox)
-                    and not any(_same_die(d.bbox, b) for b in found + [o.bbox for o in alone])):
+            if _within_frame(d) and not any(_same_die(d.bbox, b) for b in taken):
                 alone.append(d)
+                taken.append(d.bbox)
         if not alone:
             return [], None, None
         crops = np.stack([self.net.crop(frame, d.bbox) for d in alone])
         probs = self.net.predict(crops)
-        dice = (1.0 - probs[:, NOT_A_DIE] >= FAINT_DIE) & (probs[:, 1:UNREADABLE].max(1)
-                                                           >= FAINT_FACE)
+        dice = (1.0 - probs[:, NOT_A_DIE] >= FAINT_DIE) & _faces(probs, 1, FAINT_FACE)
         return [d for d, ok in zip(alone, dice, strict=True) if ok], crops[dice], probs[dice]
 
     def _whole_after_all(self, frame: np.ndarray, overshooting: list) -> list:
@@ -1565,6 +1563,12 @@ def _mirror_unsure(net: Any, crops: np.ndarray, probs: np.ndarray, rows: Sequenc
         mirrored = np.ascontiguousarray(np.asarray(crops, np.float32)[unsure][..., ::-1])
         out[unsure] = (out[unsure] + net.predict(mirrored)) / 2
     return out
+
+
+def _within_frame(d: Any) -> bool:
+    """Whether a detection's predicted box reaches past the frame edge by no more than
+    CUT_TOLERANCE of its side: a whole die (see `DiceReader._read_detected`)."""
+    return d.margin >= -CUT_TOLERANCE * box_side(d.bbox)
 
 
 def _faces(probs: np.ndarray, least: int, sure: float) -> np.ndarray:
