@@ -58,6 +58,12 @@ def _shrink(frame_bgr: np.ndarray, long_side: int) -> tuple[np.ndarray, float]:
     return cv2.resize(src, (nw, nw_h), interpolation=cv2.INTER_LINEAR), scale
 
 
+def tone_curve(gamma: float) -> np.ndarray:
+    """A lookup table raising 8-bit levels to `gamma` (0..255 kept): above 1 it spreads the
+    highlights of an overexposed frame apart, below 1 the shadows of a dark one."""
+    return np.clip(np.round(255.0 * (np.arange(256) / 255.0) ** gamma), 0, 255).astype(np.uint8)
+
+
 def space_to_depth(blob: np.ndarray) -> np.ndarray:
     """(N,C,H,W) -> (N,4C,H/2,W/2): each 2x2 block of pixels side by side as channels,
     channel c*4 + 2*row + column. A net whose first conv has stride 2 takes its input so
@@ -129,16 +135,21 @@ class Detector:
         self.net.setInput(space_to_depth(blob) if self.blocks else blob)
         return np.asarray(self.net.forward(), np.float32)
 
-    def heatmap(self, frame_bgr: np.ndarray, long_side: int | None = None
-                ) -> tuple[np.ndarray, float]:
-        """The raw output and the input scale (for tests and failure analysis)."""
-        x, scale = prepare(frame_bgr, long_side or self.long_side)
-        return self._forward(x), scale
+    def heatmap(self, frame_bgr: np.ndarray, long_side: int | None = None,
+                tone: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+        """The raw output and the input scale (for tests and failure analysis). `tone`: a
+        256-entry lookup table applied to the shrunk input (see `tone_curve`)."""
+        small, scale = _shrink(frame_bgr, long_side or self.long_side)
+        if tone is not None:
+            small = cv2.LUT(small, tone)
+        return self._forward(_blob(small)), scale
 
     def detect(self, frame_bgr: np.ndarray, threshold: float = 0.25,
-               long_side: int | None = None) -> list[Detection]:
-        """Dice in the frame; `long_side` overrides the input size (small dice need more)."""
-        out, scale = self.heatmap(frame_bgr, long_side)
+               long_side: int | None = None, tone: np.ndarray | None = None
+               ) -> list[Detection]:
+        """Dice in the frame; `long_side` overrides the input size (small dice need more),
+        `tone` re-tones the input (see `heatmap`)."""
+        out, scale = self.heatmap(frame_bgr, long_side, tone)
         return decode(out, scale, frame_bgr.shape, threshold)
 
     def detect_shrinking(self, frame_bgr: np.ndarray, threshold: float = 0.25, looks: int = 3
