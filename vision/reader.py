@@ -889,9 +889,18 @@ class DiceReader:
         crops and the nets' answers, for the reader's later steps."""
         from .valuenet import NOT_A_DIE
 
+        return self._read_alone(frame, faint, found, lambda probs, peaks: (
+            (1.0 - probs[:, NOT_A_DIE] >= FAINT_DIE) & _faces(probs, 1, FAINT_FACE)))
+
+    def _read_alone(self, frame: np.ndarray, candidates: list, found: list,
+                    keep: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                    ) -> tuple[list, np.ndarray | None, np.ndarray | None]:
+        """Of `candidates` (detections), the whole ones on no die `found` (boxes) or a
+        stronger candidate holds, read by the value nets; those `keep(probs, peaks)` takes,
+        with their crops and the nets' answers (None, None when there are none to read)."""
         assert self.net is not None
         alone, taken = [], list(found)
-        for d in sorted(faint, key=lambda d: -d.score):
+        for d in sorted(candidates, key=lambda d: -d.score):
             if _within_frame(d) and not any(_same_die(d.bbox, b) for b in taken):
                 alone.append(d)
                 taken.append(d.bbox)
@@ -899,7 +908,7 @@ class DiceReader:
             return [], None, None
         crops = np.stack([self.net.crop(frame, d.bbox) for d in alone])
         probs = self.net.predict(crops)
-        dice = (1.0 - probs[:, NOT_A_DIE] >= FAINT_DIE) & _faces(probs, 1, FAINT_FACE)
+        dice = keep(probs, np.array([d.score for d in alone], np.float32))
         return [d for d, ok in zip(alone, dice, strict=True) if ok], crops[dice], probs[dice]
 
     def _toned_dice(self, frame: np.ndarray, found: list, sure: list
@@ -924,20 +933,10 @@ class DiceReader:
         if gamma is None:
             return [], None, None
         typical = _median_side(sure) if len(sure) >= SPECK_SURE else 0.0
-        alone, taken = [], list(found)
-        for d in sorted(self.detector.detect(frame, DETECT_MIN, tone=tone_curve(gamma)),
-                        key=lambda d: -d.score):
-            if (_within_frame(d) and box_side(d.bbox) >= SPECK_SHARE * typical
-                    and not any(_same_die(d.bbox, b) for b in taken)):
-                alone.append(d)
-                taken.append(d.bbox)
-        if not alone:
-            return [], None, None
-        crops = np.stack([self.net.crop(frame, d.bbox) for d in alone])
-        probs = self.net.predict(crops)
-        peaks = np.array([d.score for d in alone], np.float32)
-        dice = (peaks * (1.0 - probs[:, NOT_A_DIE]) >= KEEP_MIN) & _faces(probs, 1, TONE_FACE)
-        return [d for d, ok in zip(alone, dice, strict=True) if ok], crops[dice], probs[dice]
+        toned = [d for d in self.detector.detect(frame, DETECT_MIN, tone=tone_curve(gamma))
+                 if box_side(d.bbox) >= SPECK_SHARE * typical]
+        return self._read_alone(frame, toned, found, lambda probs, peaks: (
+            (peaks * (1.0 - probs[:, NOT_A_DIE]) >= KEEP_MIN) & _faces(probs, 1, TONE_FACE)))
 
     def _whole_after_all(self, frame: np.ndarray, overshooting: list) -> list:
         """Of the detections whose boxes reach past the frame edge by more than
