@@ -1011,6 +1011,19 @@ def test_a_speck_once_refined_is_no_die():
     assert min(r.side for r in reads) >= rd.SPECK_SHARE * typical
 
 
+def _hard_scene_die(seed: int, box: list[float]) -> tuple[np.ndarray, dict]:
+    """A hard synthetic frame and the label of its die at `box`."""
+    from vision.synth import render_scene
+
+    img, entry = render_scene(seed, "hard", 1280, 960)
+    return img, next(d for d in entry["dice"] if iou(d["bbox"], box) > 0.95)
+
+
+def _reads_on(img: np.ndarray, die: dict) -> list:
+    """The reads of `img` that match `die` (IoU 0.5, as the benchmark matches)."""
+    return [r for r in READER.read(img) if iou(r.bbox, die["bbox"]) >= 0.5]
+
+
 @pytest.mark.parametrize("seed, box", [(2105, [485, 178, 584, 282]), (2287, [765, 189, 859, 283])])
 def test_a_die_the_detector_barely_sees_is_found_and_asked_about(
         monkeypatch: pytest.MonkeyPatch, seed: int, box: list[float]):
@@ -1019,17 +1032,15 @@ def test_a_die_the_detector_barely_sees_is_found_and_asked_about(
     nets are sure each is a die and read its face: found, read right, and never certain.
     (The white one is found in the frame re-toned too: that look is off here.)"""
     from vision import reader as rd
-    from vision.synth import render_scene
 
     monkeypatch.setattr(rd, "TONE_BRIGHT", 256.0)
     monkeypatch.setattr(rd, "TONE_DARK", -1.0)
-    img, entry = render_scene(seed, "hard", 1280, 960)
-    die = next(d for d in entry["dice"] if iou(d["bbox"], box) > 0.95)
-    found = [r for r in READER.read(img) if iou(r.bbox, die["bbox"]) >= 0.5]
+    img, die = _hard_scene_die(seed, box)
+    found = _reads_on(img, die)
     assert len(found) == 1 and found[0].value == die["value"]
     assert found[0].confidence < rd.CERTAIN
     monkeypatch.setattr(rd, "FAINT_DIE", float("inf"))
-    assert not [r for r in READER.read(img) if iou(r.bbox, die["bbox"]) >= 0.5]
+    assert not _reads_on(img, die)
 
 
 @pytest.mark.parametrize("seed, box", [(2071, [72, 48, 203, 174]), (2120, [1024, 688, 1121, 782])])
@@ -1040,16 +1051,14 @@ def test_a_die_lost_in_a_dark_or_bright_frame_is_found_re_toned_and_asked_about(
     squared for the bright frame, their root for the dark one) the detector finds each:
     read right, and never certain. Without the re-toned look, both are missed."""
     from vision import reader as rd
-    from vision.synth import render_scene
 
-    img, entry = render_scene(seed, "hard", 1280, 960)
-    die = next(d for d in entry["dice"] if iou(d["bbox"], box) > 0.95)
-    found = [r for r in READER.read(img) if iou(r.bbox, die["bbox"]) >= 0.5]
+    img, die = _hard_scene_die(seed, box)
+    found = _reads_on(img, die)
     assert len(found) == 1 and found[0].value == die["value"]
     assert found[0].confidence < rd.CERTAIN
     monkeypatch.setattr(rd, "TONE_BRIGHT", 256.0)
     monkeypatch.setattr(rd, "TONE_DARK", -1.0)
-    assert not [r for r in READER.read(img) if iou(r.bbox, die["bbox"]) >= 0.5]
+    assert not _reads_on(img, die)
 
 
 def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():

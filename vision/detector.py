@@ -32,14 +32,18 @@ class Detection:
     margin: float = float("inf")
 
 
-def prepare(frame_bgr: np.ndarray, long_side: int = INPUT_LONG) -> tuple[np.ndarray, float]:
+def prepare(frame_bgr: np.ndarray, long_side: int = INPUT_LONG, tone: np.ndarray | None = None
+            ) -> tuple[np.ndarray, float]:
     """Scale, pad and normalise one frame for the net; returns (1x3xHxW float32, scale).
 
     Each channel is normalised by the frame's own mean and spread, so exposure and the lamp's
     colour shift the input far less than they shift the pixels; the padding repeats the edge
-    so it does not look like a dark wall.
+    so it does not look like a dark wall. `tone`: a 256-entry lookup table applied to the
+    scaled frame first (see `tone_curve`).
     """
     small, scale = _shrink(frame_bgr, long_side)
+    if tone is not None:
+        small = cv2.LUT(small, tone)
     return _blob(small), scale
 
 
@@ -137,12 +141,10 @@ class Detector:
 
     def heatmap(self, frame_bgr: np.ndarray, long_side: int | None = None,
                 tone: np.ndarray | None = None) -> tuple[np.ndarray, float]:
-        """The raw output and the input scale (for tests and failure analysis). `tone`: a
-        256-entry lookup table applied to the shrunk input (see `tone_curve`)."""
-        small, scale = _shrink(frame_bgr, long_side or self.long_side)
-        if tone is not None:
-            small = cv2.LUT(small, tone)
-        return self._forward(_blob(small)), scale
+        """The raw output and the input scale (for tests and failure analysis); `tone` as
+        `prepare` takes it."""
+        x, scale = prepare(frame_bgr, long_side or self.long_side, tone)
+        return self._forward(x), scale
 
     def detect(self, frame_bgr: np.ndarray, threshold: float = 0.25,
                long_side: int | None = None, tone: np.ndarray | None = None

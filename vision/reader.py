@@ -626,14 +626,7 @@ class DiceReader:
                 long = min(goal, SMALL_DICE_MAX, SMALL_DICE_ENLARGE * max(h, w))
                 long = max(self.detector.long_side, int(long) // 32 * 32)
                 found = found + self.detector.detect(frame, DETECT_MIN, long)
-        if len(sure) >= SPECK_SURE:
-            # One camera sees all dice of a game at much the same size (perspective and
-            # Biggies make them 0.7-1.4 times the typical one): a box half that size is a
-            # speck, a pip or a glint, most of them found by the small-dice second look
-            # (loose renders' precision 94.3 -> 95.1%, rune55 97.4 -> 97.6%, no die lost;
-            # from 0.7 real dice at the far side of a slanted photo go too).
-            typical = _median_side(sure)
-            found = [d for d in found if box_side(d.bbox) >= SPECK_SHARE * typical]
+        found = _without_specks(found, sure)
         # A cut die is judged on the predicted box before clipping: a whole die a few pixels
         # from the edge has a box a few pixels too large as often as not (a fixed margin on
         # the clipped box skipped 2% of the synthetic dice, all whole). Nor is any overshoot
@@ -660,29 +653,23 @@ class DiceReader:
             boxes, crops, probs, rescued = self._rejudged(frame, boxes, crops, probs, score)
         eligible = score * (1.0 - probs[:, NOT_A_DIE]) >= KEEP_MIN
         taken = [b for b, ok in zip(boxes, eligible, strict=True) if ok]
+        extra = [self._faint_dice(frame, faint, taken)]
         toned_ids: set[int] = set()  # ids of the detections only the re-toned frame showed
-        more, more_crops, more_probs = self._faint_dice(frame, faint, taken)
         # A frame whose usual look peaks somewhere it finds no die may hold a die it cannot
         # make out (a box on part of a pale die, a weak peak on a dark one): looked at
         # again re-toned (`_toned_dice`). Asked only there, the second look costs about
         # half as much (7 against 12.5 ms a frame) and finds nearly as many dice.
         unexplained = any(not any(_same_die(d.bbox, b) for b in taken) for d in faint + dets)
         if long == self.detector.long_side and unexplained:
-            toned, toned_crops, toned_probs = self._toned_dice(
-                frame, taken + [d.bbox for d in more], sure)
-            if toned:
-                toned_ids = {id(d) for d in toned}
-                more = more + toned
-                more_crops = toned_crops if more_crops is None else np.concatenate(
-                    [more_crops, toned_crops])
-                more_probs = toned_probs if more_probs is None else np.concatenate(
-                    [more_probs, toned_probs])
-        if more:
-            dets, boxes = dets + more, boxes + [d.bbox for d in more]
-            crops = more_crops if crops is None else np.concatenate([crops, more_crops])
-            probs = np.concatenate([probs, more_probs])
-            score = np.concatenate([score, np.array([d.score for d in more], np.float32)])
-            eligible = np.concatenate([eligible, np.ones(len(more), bool)])
+            extra.append(self._toned_dice(frame, taken + [d.bbox for d in extra[0][0]], sure))
+            toned_ids = {id(d) for d in extra[-1][0]}
+        for more, more_crops, more_probs in extra:
+            if more:
+                dets, boxes = dets + more, boxes + [d.bbox for d in more]
+                crops = more_crops if crops is None else np.concatenate([crops, more_crops])
+                probs = np.concatenate([probs, more_probs])
+                score = np.concatenate([score, np.array([d.score for d in more], np.float32)])
+                eligible = np.concatenate([eligible, np.ones(len(more), bool)])
         if not dets:
             self.last_proposals = ([], np.zeros(0, np.float32))
             return []
@@ -932,9 +919,8 @@ class DiceReader:
         gamma = _tone_gamma(frame)
         if gamma is None:
             return [], None, None
-        typical = _median_side(sure) if len(sure) >= SPECK_SURE else 0.0
-        toned = [d for d in self.detector.detect(frame, DETECT_MIN, tone=tone_curve(gamma))
-                 if box_side(d.bbox) >= SPECK_SHARE * typical]
+        toned = _without_specks(
+            self.detector.detect(frame, DETECT_MIN, tone=tone_curve(gamma)), sure)
         return self._read_alone(frame, toned, found, lambda probs, peaks: (
             (peaks * (1.0 - probs[:, NOT_A_DIE]) >= KEEP_MIN) & _faces(probs, 1, TONE_FACE)))
 
@@ -1636,6 +1622,22 @@ def _tone_gamma(frame: np.ndarray) -> float | None:
     if level < TONE_DARK:
         return 1.0 / TONE_GAMMA
     return None
+
+
+def _without_specks(dets: list, sure: list) -> list:
+    """`dets` less the boxes under SPECK_SHARE of the typical side of the dice the detector
+    is sure of (`sure`), once it is sure of SPECK_SURE or more.
+
+    One camera sees all dice of a game at much the same size (perspective and Biggies make
+    them 0.7-1.4 times the typical one): a box half that size is a speck, a pip or a glint,
+    most of them found by the small-dice second look (loose renders' precision 94.3 ->
+    95.1%, rune55 97.4 -> 97.6%, no die lost; from 0.7 real dice at the far side of a
+    slanted photo go too).
+    """
+    if len(sure) < SPECK_SURE:
+        return dets
+    typical = _median_side(sure)
+    return [d for d in dets if box_side(d.bbox) >= SPECK_SHARE * typical]
 
 
 def _within_frame(d: Any) -> bool:
