@@ -206,6 +206,30 @@ def test_dice_cut_by_the_frame_edge_are_dont_care(tmp_path: Path):
     assert (plain.labels, plain.matched, plain.recall) == (2, 1, 0.5)
 
 
+def test_a_die_touching_a_cut_one_is_still_scored(tmp_path: Path):
+    """A whole die's read is not set aside because its box overlaps a cut neighbour's a
+    little (boxes include side faces, so touching dice overlap); a read of the cut die's
+    visible part is still set aside, matched to its label or not."""
+    dice = [(262, 100, 40, 6), (200, 20, 40, 2)]
+    labels = labels_for(dice)
+    # The cut die's label runs past the right edge; the 6's box reaches into it: IoU 0.31.
+    labels.append({"value": 4, "colour": "white", "big": False, "cut": True,
+                   "bbox": [279, 103, 329, 143]})
+    folder = write_set(tmp_path / "set", {"a": (draw(320, 240, dice), labels)})
+
+    def with_part_of_the_cut_die(ds: list[dict]) -> list[dict]:
+        # A read of the cut die's visible strip, as a reader that does not skip cut dice gives.
+        return ds + [{"value": 3, "colour": "white", "big": False, "confidence": 0.95,
+                      "bbox": [302, 104, 320, 143]}]
+
+    assert iou(labels[0]["bbox"], labels[2]["bbox"]) == pytest.approx(0.31, abs=0.01)
+    for reader in (pixel_reader, tweaked(with_part_of_the_cut_die)):
+        report = evaluate(folder, reader)
+        assert (report.labels, report.predictions, report.matched) == (2, 2, 2)
+        assert report.recall == 1.0 and report.value_accuracy == 1.0
+        assert report.confident_wrong == 0
+
+
 @pytest.mark.parametrize("conf, confident_wrong", [(0.95, 1), (0.9, 1), (0.5, 0)])
 def test_one_extra_detection(two_images: Path, tmp_path: Path, conf: float, confident_wrong: int):
     ghost = {"value": 4, "colour": "red", "big": False, "bbox": [250, 180, 290, 220]}

@@ -240,6 +240,27 @@ def match(
     )
 
 
+def _without_cut(labels: list[dict], preds: list[dict], min_iou: float
+                 ) -> tuple[list[dict], list[dict]]:
+    """The labels and predictions left once the dice cut by the frame edge are set aside.
+
+    A cut die is to be skipped (issue 3), so it is neither a miss nor, if a reader reports it
+    anyway, an invention. A prediction is set aside when it is that cut die's best match, or
+    when it matches no whole die and still overlaps a cut one (a read of the part in view).
+    A prediction that is a whole die's match stays, however much it overlaps a cut
+    neighbour: dice touching a cut one are boxed as closely as any.
+    """
+    cut = [q for q, d in enumerate(labels) if d.get("cut") is True]
+    if not cut:
+        return labels, preds
+    pairs, extra, _ = match(preds, labels, min_iou)
+    on_cut = {p for p, q in pairs if q in cut}
+    on_cut |= {p for p in extra if any(iou(preds[p]["bbox"], labels[q]["bbox"]) >= 0.3
+                                        for q in cut)}
+    return ([d for d in labels if d.get("cut") is not True],
+            [pred for p, pred in enumerate(preds) if p not in on_cut])
+
+
 # ---------------------------------------------------------------------------- evaluation
 
 
@@ -337,12 +358,7 @@ def evaluate(
         times_ms.append((time.perf_counter() - t0) * 1000.0)
         preds = _check_predictions(raw, entry["name"])
 
-        # A die cut by the frame edge is to be skipped (issue 3), so it is neither a miss nor,
-        # if a reader reports it anyway, an invention: drop it and any prediction on it.
-        cut = [d for d in labels if d.get("cut") is True]
-        if cut:
-            labels = [d for d in labels if d.get("cut") is not True]
-            preds = [p for p in preds if all(iou(p["bbox"], d["bbox"]) < 0.3 for d in cut)]
+        labels, preds = _without_cut(labels, preds, min_iou)
         pairs, extra, missed = match(preds, labels, min_iou)
         n_labels += len(labels)
         n_preds += len(preds)
