@@ -564,6 +564,16 @@ def test_load_manifest_gives_absolute_paths(two_images: Path, monkeypatch: pytes
             ' "dice": [{"value": 2, "bbox": [5, 5, 5, 9]}]}',
             "is empty",
         ),
+        (
+            '{"image": "images/a.png", "width": 320, "height": 240,'
+            ' "dice": [{"value": 2, "bbox": [0, 0, 5, 5], "cut": "yes"}]}',
+            r"die 0: 'cut' must be true or false, got 'yes'",
+        ),
+        (
+            '{"image": "images/a.png", "width": 320, "height": 240,'
+            ' "dice": [{"value": 2, "bbox": [0, 0, 5, 5], "big": 1}]}',
+            r"die 0: 'big' must be true or false, got 1",
+        ),
     ],
 )
 def test_bad_manifest_line_names_file_and_line(tmp_path: Path, bad: str, reason: str):

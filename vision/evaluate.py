@@ -116,11 +116,22 @@ def _check_entry(raw: Any, folder: Path, where: str) -> dict:
     for i, die in enumerate(dice):
         if not isinstance(die, dict):
             raise ManifestError(f"{where}: die {i} must be a JSON object")
-        problem = _box_problem(die.get("bbox")) or _value_problem(die.get("value", _MISSING))
+        problem = (_box_problem(die.get("bbox")) or _value_problem(die.get("value", _MISSING))
+                   or _flag_problem(die))
         if problem:
             raise ManifestError(f"{where}: die {i}: {problem}")
         checked.append(dict(die))
     return {**raw, "image": str(image), "name": name, "dice": checked}
+
+
+def _flag_problem(die: dict) -> str | None:
+    """A die's yes/no fields must be JSON booleans: a "cut" of "yes" or 1, taken as not
+    cut, would score a die the reader rightly skips as a miss, and a "big" of 1 would
+    leave the Biggy flag unscored, both without a word."""
+    for key in ("cut", "big", "cocked"):
+        if key in die and die[key] is not None and not isinstance(die[key], bool):
+            return f"{key!r} must be true or false, got {die[key]!r}"
+    return None
 
 
 def _load_stretch(path: Path) -> dict[str, tuple[int, int]]:
