@@ -44,6 +44,8 @@ Reader = Callable[[np.ndarray], list[dict]]
 MANIFEST = "manifest.jsonl"
 STRETCH = "stretch.jsonl"
 CROP_PAD = 0.30
+# A prediction on no whole die that overlaps a cut one this much reads the part in view.
+CUT_OVERLAP = 0.3
 # Per-die label fields that are image coordinates and must follow every resize.
 _BOX_KEYS = ("bbox", "bbox_tight")
 _POINT_KEYS = ("center", "top_center")
@@ -266,7 +268,7 @@ def _without_cut(labels: list[dict], preds: list[dict], min_iou: float
         return labels, preds
     pairs, extra, _ = match(preds, labels, min_iou)
     on_cut = {p for p, q in pairs if q in cut}
-    on_cut |= {p for p in extra if any(iou(preds[p]["bbox"], labels[q]["bbox"]) >= 0.3
+    on_cut |= {p for p in extra if any(iou(preds[p]["bbox"], labels[q]["bbox"]) >= CUT_OVERLAP
                                         for q in cut)}
     return ([d for d in labels if d.get("cut") is not True],
             [pred for p, pred in enumerate(preds) if p not in on_cut])

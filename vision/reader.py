@@ -659,8 +659,8 @@ class DiceReader:
         # make out (a box on part of a pale die, a weak peak on a dark one): looked at
         # again re-toned (`_toned_dice`). Asked only there, the second look costs about
         # half as much (7 against 12.5 ms a frame) and finds nearly as many dice.
-        unexplained = any(not any(_same_die(d.bbox, b) for b in taken) for d in faint + dets)
-        if long == self.detector.long_side and unexplained:
+        if long == self.detector.long_side and any(
+                not any(_same_die(d.bbox, b) for b in taken) for d in faint + dets):
             extra.append(self._toned_dice(frame, taken + [d.bbox for d in extra[0][0]], sure))
             toned_ids = {id(d) for d in extra[-1][0]}
         for more, more_crops, more_probs in extra:
