@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from itertools import pairwise
 from pathlib import Path
 
 import cv2
@@ -185,3 +186,42 @@ def test_serve_survives_a_pulled_power_cable(tmp_path: Path):
     # promptly (waitress waited its whole 5 s grace period for the stream before).
     assert proc.returncode == 0, proc.stdout.read().decode(errors="replace")[-3000:]
     assert took < 3.0, f"serve took {took:.1f} s to stop with a phone connected"
+
+
+def test_the_pages_are_told_each_time_what_the_tracker_sees_changes(tmp_path: Path):
+    """The camera page shows the tracker's state beside the live picture; a roll in flight
+    must not sit under a stale "settled" until the next game change."""
+    seen: list[tuple[int, str]] = []
+
+    class Watched:
+        """The demo camera, noting at each frame what the pages were last told."""
+
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+        def read(self):
+            seen.append((table.version, table.tracker.state))
+            return self.inner.read()
+
+        def __getattr__(self, name: str):
+            return getattr(self.inner, name)
+
+    class Session(TableSession):
+        def _open(self):
+            return Watched(super()._open())
+
+    cv2.setNumThreads(1)
+    store = GameStore(tmp_path)
+    table = Session(store, tmp_path, "demo", edition="classic", players=players(2), seed=11,
+                    realtime=False, demo_size=(640, 480), demo_timing=QUICK)
+    table.start()
+    deadline = time.time() + 120
+    while len({s for _, s in seen}) < 4 and time.time() < deadline:
+        time.sleep(0.1)
+    table.stop()
+    store.close()
+    states = [s for _, s in seen]
+    assert len(set(states)) >= 4, f"the demo showed the tracker only {sorted(set(states))}"
+    for (v0, s0), (v1, s1) in pairwise(seen):
+        if s1 != s0:
+            assert v1 != v0, f"the tracker went {s0} -> {s1} and the pages were not told"

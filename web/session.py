@@ -658,9 +658,14 @@ class TableSession:
                     self._turn_at[frame.index] = self._truth_turn
                     while len(self._turn_at) > 4096:
                         self._turn_at.popitem(last=False)
+                seen = self.tracker.state
                 events = self.tracker.feed(frame.index, frame.t, dice, frame.image)
                 if events:
                     self._handle(events)
+                if self.tracker.state != seen:
+                    # The camera page shows what the tracker sees beside the live picture;
+                    # told only of game changes it said "settled" over dice still rolling.
+                    self._after_change()
                 self._answer_as_demo_host()
 
     def _calibrate(self, source: Source, frame: Any) -> None:
