@@ -246,6 +246,8 @@ def test_one_extra_detection(two_images: Path, tmp_path: Path, conf: float, conf
     assert r.value_accuracy == 1.0
     assert r.exact_images_share == 0.5
     assert r.confident_wrong == confident_wrong
+    # An invented die reported as certain is a certain read, and a wrong one.
+    assert r.confident_reads == 7 + (conf >= 0.9)
     [f] = r.failures
     assert (f.kind, f.image, f.pred_value, f.confidence) == ("extra", "images/b.png", 4, conf)
     assert Path(f.crop).name == "extra_b_p3.png" and Path(f.crop).is_file()
@@ -265,6 +267,10 @@ def test_one_wrong_value(two_images: Path, tmp_path: Path, conf: float, confiden
     assert r.wrong_values == 1
     assert r.exact_images == 1
     assert r.confident_wrong == confident_wrong
+    # The 1-in-1,000 claim is over every certain report: the six right ones and this one.
+    sure = 6 + (conf >= 0.9)
+    assert r.confident_reads == sure
+    assert r.confident_wrong_per_1000 == pytest.approx(1000 * confident_wrong / sure)
     assert r.confusion[(5, 6)] == 1
     [f] = r.failures
     assert (f.kind, f.label_value, f.pred_value) == ("wrong", 5, 6)
@@ -618,6 +624,10 @@ def test_format_table_one_aligned_row_per_set(two_images: Path):
     assert len({len(line) for line in lines}) == 1
     header = lines[0].split()
     assert header[:4] == ["set", "images", "dice", "preds"]
+    # Certain reads and the confident errors per thousand of them: 7 reads at 0.95, none
+    # wrong; no reads, no rate.
+    assert lines[0].index("wrong/1k sure") > lines[0].index("conf-wrong")
+    assert re.search(r"\s7\s+0\.0\s", lines[2]) and re.search(r"\s0\s+-\s", lines[3])
     assert lines[2].split()[1:4] == ["2", "7", "7"]
     assert isinstance(good, SetReport)
 

@@ -312,6 +312,8 @@ class SetReport:
     ms_per_image: float | None
     ms_p95: float | None
     wrong_values: int = 0
+    # reports at or above `confident`, matched or not: what the certain-only claim is over
+    confident_reads: int = 0
     mean_iou: float | None = None
     colour_accuracy: float | None = None  # over matched dice whose label names a colour
     big_accuracy: float | None = None  # over matched dice whose label says big or not
@@ -328,6 +330,14 @@ class SetReport:
     @property
     def extra(self) -> int:
         return self.predictions - self.matched
+
+    @property
+    def confident_wrong_per_1000(self) -> float | None:
+        """Issue 3's calibration claim (at most 1 in 1,000 certain reads wrong) as a rate:
+        a count of confident errors means little without the number of certain reads."""
+        if not self.confident_reads:
+            return None
+        return 1000 * self.confident_wrong / self.confident_reads
 
 
 def evaluate(
@@ -356,7 +366,7 @@ def evaluate(
     if crops is not None:
         crops.mkdir(parents=True, exist_ok=True)
 
-    n_labels = n_preds = n_matched = n_wrong = n_exact = n_confident_wrong = 0
+    n_labels = n_preds = n_matched = n_wrong = n_exact = n_confident_wrong = n_sure = 0
     colour_seen = colour_right = big_seen = big_right = 0
     ious: list[float] = []
     times_ms: list[float] = []
@@ -375,6 +385,7 @@ def evaluate(
         pairs, extra, missed = match(preds, labels, min_iou)
         n_labels += len(labels)
         n_preds += len(preds)
+        n_sure += sum(pred["confidence"] >= confident for pred in preds)
         n_matched += len(pairs)
         all_right = True
         stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(entry["name"]).stem)
@@ -459,6 +470,7 @@ def evaluate(
         exact_images=n_exact,
         exact_images_share=_ratio(n_exact, n_images),
         confident_wrong=n_confident_wrong,
+        confident_reads=n_sure,
         ms_per_image=float(np.mean(times_ms)) if times_ms else None,
         ms_p95=float(np.percentile(times_ms, 95)) if times_ms else None,
         wrong_values=n_wrong,
@@ -574,6 +586,9 @@ _COLUMNS = [
     ("value acc", lambda r: _pct(r.value_accuracy)),
     ("exact img", lambda r: _pct(r.exact_images_share)),
     ("conf-wrong", lambda r: str(r.confident_wrong)),
+    ("sure", lambda r: str(r.confident_reads)),
+    ("wrong/1k sure", lambda r: "-" if r.confident_wrong_per_1000 is None
+     else f"{r.confident_wrong_per_1000:.1f}"),
     ("colour acc", lambda r: _pct(r.colour_accuracy)),
     ("IoU", lambda r: "-" if r.mean_iou is None else f"{r.mean_iou:.2f}"),
     ("ms/img", lambda r: _ms(r.ms_per_image)),
