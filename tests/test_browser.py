@@ -333,6 +333,30 @@ def test_a_held_roll_waits_for_the_placement_and_can_be_checked_at_once(served: 
     ctx.close()
 
 
+def test_the_camera_page_says_what_the_tracker_sees(served: Served, browser):
+    from vision import tracker as tk
+    from vision.reader import DieRead
+
+    table = served.table
+    with table.lock:
+        table.tracker = tk.TurnTracker()
+        table._after_change()
+    ctx, page = page_for(browser)
+    page.goto(served.url + "/camera", wait_until="domcontentloaded")
+    page.wait_for_selector(".stat:has-text('tray empty')")
+    # Dice land in the tray: the page is told without being reloaded.
+    with table.lock:
+        table.tracker.feed(0, 0.0, [DieRead(3, "red", False, (100, 100, 140, 140), 0.97)])
+        assert table.tracker.state == "rolling"
+        table._after_change()
+    page.wait_for_selector(".stat:has-text('dice rolling')")
+    assert "placing" not in page.locator("#stats").inner_text()
+    ctx.close()
+    with table.lock:  # the tests after this one start from a tray the tracker never saw
+        table.tracker = tk.TurnTracker()
+        table._after_change()
+
+
 def test_pages_make_no_external_request(served: Served, browser):
     ctx, page = page_for(browser)
     seen: list[str] = []
