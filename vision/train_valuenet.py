@@ -163,6 +163,11 @@ SCALE = CROP_SCALE  # set from --crop-scale likewise: the crop square over the b
 # their die in any paint rather than the paints of the dice it was shown.
 SHUFFLE = 0.0
 SIZE = CROP_SIZE  # set from --crop-size: the crop's side in pixels
+# Share of augmented crops shot at another exposure (--exposure): the whole patch brightened
+# or darkened up to about 2x and clipped as a sensor clips, so pips that merge with a glaring
+# body or sink into a dark one are seen in training, not only the 0.75-1.25 colour gains.
+EXPOSURE = 0.0
+EXPOSURE_RANGE = (0.45, 2.0)
 UP_JITTER = 20.0  # degrees: the camera's axis is only roughly the frame's centre
 
 # Roles of an image's crops.
@@ -367,6 +372,9 @@ def _augmented(
             s *= f
     x = patch.astype(np.float32)
     x *= rng.uniform(0.75, 1.25, size=3).astype(np.float32)
+    if EXPOSURE and rng.random() < EXPOSURE:
+        lo, hi = EXPOSURE_RANGE
+        x = np.clip(x * math.exp(rng.uniform(math.log(lo), math.log(hi))), 0, 255)
     x = 255.0 * np.power(np.clip(x, 0, 255) / 255.0, math.exp(rng.uniform(-0.5, 0.5)))
     m = float(x.mean())
     x = (x - m) * rng.uniform(0.6, 1.3) + m + rng.uniform(-30, 30)
@@ -620,10 +628,10 @@ def synth_available() -> str | None:
 
 def _set_options(det_share: float, channels: int, orient: bool = False, hard: int = 0,
                  cocked: int = 3, shallow: bool = False, scale: float = CROP_SCALE,
-                 size: int = CROP_SIZE) -> None:
-    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT, SHALLOW, SCALE, SIZE
+                 size: int = CROP_SIZE, exposure: float = 0.0) -> None:
+    global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT, SHALLOW, SCALE, SIZE, EXPOSURE
     DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT = det_share, channels, orient, hard, cocked
-    SHALLOW, SCALE, SIZE = shallow, scale, size
+    SHALLOW, SCALE, SIZE, EXPOSURE = shallow, scale, size, exposure
 
 
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -647,6 +655,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         options += ("size", SIZE)
     if args.fancy_scenes:
         options += ("fancy", args.fancy_scenes)
+    if EXPOSURE:
+        options += ("exposure", EXPOSURE, EXPOSURE_RANGE)
     key = hashlib.md5(repr((*options, src)).encode()).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -675,7 +685,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         # Spawned workers import this module afresh: hand them the options set in main().
         with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
                                           initargs=(DET_SHARE, CHANNELS, ORIENT, HARD,
-                                                    COCKED_WEIGHT, SHALLOW, SCALE, SIZE)) as pool:
+                                                    COCKED_WEIGHT, SHALLOW, SCALE, SIZE,
+                                                    EXPOSURE)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_made_task, tasks_edge + tasks_cocked + tasks_fancy,
@@ -1076,6 +1087,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="crop square over the box's longer side (more context for a lean)")
     ap.add_argument("--orient", action="store_true",
                     help="turn every crop so the frame's centre is up (see crop_for)")
+    ap.add_argument("--exposure", type=float, default=0.0, metavar="SHARE",
+                    help="share of augmented crops shot 0.45-2x brighter or darker, clipped")
     ap.add_argument("--channel-shuffle", type=float, default=0.0, metavar="SHARE",
                     help="share of colour crops shown with their channels in a random order")
     ap.add_argument("--teachers", type=Path, nargs="+", default=None,
@@ -1096,7 +1109,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
     _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives,
-                 args.cocked_weight, args.shallow_leans, args.crop_scale, args.crop_size)
+                 args.cocked_weight, args.shallow_leans, args.crop_scale, args.crop_size,
+                 args.exposure)
     args.out = args.out or OUT[args.channels]
     global SHUFFLE
     SHUFFLE = args.channel_shuffle
@@ -1152,6 +1166,9 @@ def main(argv: list[str] | None = None) -> int:
     if HARD:
         trained_on.append(f"{HARD} augmented 'not a die' crops per detector box that overlaps "
                           f"no labelled die (IoU < {HARD_IOU})")
+    if EXPOSURE > 0:
+        trained_on.append(f"{EXPOSURE:.0%} of augmented crops shot {EXPOSURE_RANGE[0]}-"
+                          f"{EXPOSURE_RANGE[1]}x brighter or darker, clipped (--exposure)")
     if SHUFFLE > 0:
         trained_on.append(f"{SHUFFLE:.0%} of crops with their colour channels in a random "
                           "order (--channel-shuffle)")
