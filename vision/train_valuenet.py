@@ -84,6 +84,14 @@ certain (synthetic confident errors 7 -> 3). With `--shallow-leans` besides it d
 `--crop-scale 2.0` (5 at 0.2, 71 more right synthetic reads demoted: the die is too small
 in its crop, held-out byler 79.8%).
 
+`--exposure SHARE` (twenty-seventh session) shoots that share of augmented crops 0.45-2x
+brighter or darker, clipped, since the colour gains alone stop at 1.25 and a lamp that clips a
+glittery die's body to its pips' white made rune55 at 1.7x exposure read 79.8% (93.4% plain).
+Tried as the colour net (`--orient --exposure 0.3`) against a control retrain of the shipped
+recipe: it beat the control on most sets and on bright rune55 by 16 dice, but in the four
+rune55 read worse than with the shipped net (held-out 88.6 -> 87.3%; the control 86.1%),
+so it was not adopted (docs/vision-notes.md, *Twenty-seventh session*).
+
 `--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
 differ from their die in hue more than in brightness, such as the red pips of byler's smoky
 black dice, which made most of its wrong reads.
