@@ -382,7 +382,7 @@ def _augmented(
     x *= rng.uniform(0.75, 1.25, size=3).astype(np.float32)
     if EXPOSURE and rng.random() < EXPOSURE:
         lo, hi = EXPOSURE_RANGE
-        x = np.clip(x * math.exp(rng.uniform(math.log(lo), math.log(hi))), 0, 255)
+        x *= math.exp(rng.uniform(math.log(lo), math.log(hi)))  # clipped with the gamma below
     x = 255.0 * np.power(np.clip(x, 0, 255) / 255.0, math.exp(rng.uniform(-0.5, 0.5)))
     m = float(x.mean())
     x = (x - m) * rng.uniform(0.6, 1.3) + m + rng.uniform(-30, 30)
@@ -1096,7 +1096,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--orient", action="store_true",
                     help="turn every crop so the frame's centre is up (see crop_for)")
     ap.add_argument("--exposure", type=float, default=0.0, metavar="SHARE",
-                    help="share of augmented crops shot 0.45-2x brighter or darker, clipped")
+                    help=f"share of augmented crops shot {EXPOSURE_RANGE[0]}-{EXPOSURE_RANGE[1]}x"
+                         " brighter or darker, clipped")
     ap.add_argument("--channel-shuffle", type=float, default=0.0, metavar="SHARE",
                     help="share of colour crops shown with their channels in a random order")
     ap.add_argument("--teachers", type=Path, nargs="+", default=None,
