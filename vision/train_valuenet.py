@@ -90,7 +90,10 @@ glittery die's body to its pips' white made rune55 at 1.7x exposure read 79.8% (
 Tried as the colour net (`--orient --exposure 0.3`) against a control retrain of the shipped
 recipe: it beat the control on most sets and on bright rune55 by 16 dice, but in the four
 rune55 read worse than with the shipped net (held-out 88.6 -> 87.3%; the control 86.1%),
-so it was not adopted (docs/vision-notes.md, *Twenty-seventh session*).
+so it was not adopted (docs/vision-notes.md, *Twenty-seventh session*). In all four
+recipes (twenty-eighth session) it read byler better (held-out 97.6 -> 98.6%) and rune55,
+the mounted renders and synthetic values worse (rune55 held-out 88.6 -> 87.1%, mounted 98.5
+-> 97.3%): not adopted either (*Twenty-eighth session*).
 
 `--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
 differ from their die in hue more than in brightness, such as the red pips of byler's smoky
