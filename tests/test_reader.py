@@ -614,6 +614,74 @@ def test_dice_in_a_wide_lens_corners_are_not_biggies():
     assert seen >= 50 and wrong <= 1
 
 
+def _top_left(seed: int, share: float = 0.6) -> tuple[np.ndarray, list[dict], np.ndarray]:
+    """The top-left `share` of a wide-lens frame (a camera whose axis is not over the
+    middle of its picture), the dice it holds whole, and the whole frame."""
+    from vision.synth import render_scene
+
+    img, entry = render_scene(seed, "wide", 960, 720)
+    cw, ch = int(share * img.shape[1]), int(share * img.shape[0])
+    labels = [d for d in entry["dice"] if not d["cut"]
+              and d["bbox"][2] <= cw - 2 and d["bbox"][3] <= ch - 2]
+    return np.ascontiguousarray(img[:ch, :cw]), labels, img
+
+
+def _right(labels: list[dict], reads) -> int:
+    return sum(r.value == (None if lab["cocked"] else lab["value"])
+               for lab, r in matched(labels, reads))
+
+
+def test_a_frame_cut_off_centre_is_read_turned_to_where_the_camera_is(
+        monkeypatch: pytest.MonkeyPatch):
+    """A wide lens shows a flat die's side faces towards the point below the camera. In the
+    top-left of its frame that point lies down and to the right of the picture's middle,
+    and crops turned to the middle make flat dice look cocked: the reader finds the point
+    from the dice and reads them turned to it (three scenes: 24 of 24 dice right against 14
+    turned to the middle), and asks about every one of them."""
+    import math
+
+    from vision import reader as rd
+
+    reader = DiceReader()
+    scenes = [_top_left(seed) for seed in (121, 168, 185)]
+    right = 0
+    for crop, labels, _ in scenes:
+        reads = reader.read(crop)
+        assert reader.nadir is not None
+        h, w = crop.shape[:2]
+        angle = math.degrees(math.atan2(reader.nadir[1] - h / 2, reader.nadir[0] - w / 2))
+        assert -10 <= angle <= 100  # towards the whole frame's middle
+        assert all(r.confidence < 0.9 for r in reads)
+        right += _right(labels, reads)
+    monkeypatch.setattr(rd, "NADIR_FROM", math.inf)  # turned to the middle, as before
+    assert right >= sum(_right(labels, reader.read(crop)) for crop, labels, _ in scenes) + 3
+
+
+def test_a_frame_seen_from_straight_above_is_read_turned_to_its_middle():
+    """The same scenes whole: the point below the camera is the picture's middle."""
+    reader = DiceReader()
+    for seed in (121, 168, 185):
+        *_, whole = _top_left(seed)
+        reader.read(whole)
+        assert reader.nadir is None
+
+
+def test_the_unreadable_belief_towards_the_middle_is_the_nets_own():
+    """`unreadable_towards` asks only the turned members again for each nadir; towards the
+    frame's middle it must give what `predict` gives, and elsewhere something else."""
+    from vision.valuenet import UNREADABLE
+
+    crop, labels, _ = _top_left(168)
+    net = READER.net
+    boxes = [lab["bbox"] for lab in labels]
+    h, w = crop.shape[:2]
+    rows = net.unreadable_towards(crop, boxes, [(w / 2, h / 2), (w * 1e6, h / 2)])
+    own = net.predict(np.stack([net.crop(crop, b) for b in boxes]))[:, UNREADABLE]
+    assert rows.shape == (2, len(boxes))
+    assert np.allclose(rows[0], own, atol=1e-5)
+    assert np.abs(rows[1] - rows[0]).max() > 0.01
+
+
 @pytest.mark.slow
 def test_the_perspective_allowance_keeps_ordinary_dice_of_wide_scenes_from_biggy_flags(
         monkeypatch: pytest.MonkeyPatch):

@@ -134,12 +134,19 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
     return small[0] if channels == 1 else np.ascontiguousarray(small)
 
 
-def towards_centre(shape: Sequence[int], bbox: Sequence[float]) -> float:
+def towards_centre(shape: Sequence[int], bbox: Sequence[float],
+                   nadir: Sequence[float] | None = None) -> float:
     """The direction (degrees, image axes) from a box to the middle of the frame: where a
-    camera looking straight down sees a flat die's side faces."""
+    camera looking straight down sees a flat die's side faces.
+
+    `nadir` (x, y in the frame, possibly far outside it) stands in for the middle when the
+    camera's axis is not over the frame's centre (a tilted camera, a photo cropped off
+    centre): a flat die's side faces then point to the image of the point straight below
+    the camera, wherever that lies."""
     h, w = shape[:2]
     cx, cy = (bbox[0] + bbox[2]) / 2.0, (bbox[1] + bbox[3]) / 2.0
-    return math.degrees(math.atan2(h / 2.0 - cy, w / 2.0 - cx))
+    px, py = (w / 2.0, h / 2.0) if nadir is None else (float(nadir[0]), float(nadir[1]))
+    return math.degrees(math.atan2(py - cy, px - cx))
 
 
 def load_onnx(path: str | Path, trainer: str, engine: int | None = None
@@ -176,9 +183,19 @@ class _Member:
         """Members whose crops are cut alike share one crop."""
         return self.channels, self.orient, self.scale, self.size
 
-    def crop(self, image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
-        up = towards_centre(image_bgr.shape, bbox) if self.orient else None
+    def crop(self, image_bgr: np.ndarray, bbox: Sequence[float],
+             nadir: Sequence[float] | None = None) -> np.ndarray:
+        up = towards_centre(image_bgr.shape, bbox, nadir) if self.orient else None
         return crop_for(image_bgr, bbox, self.channels, up, self.scale, self.size)
+
+    def probs(self, crops: np.ndarray) -> np.ndarray:
+        """Class probabilities of (N, channels, S, S) crops at the member's temperature."""
+        self.net.setInput(np.ascontiguousarray(crops, dtype=np.float32))
+        z = np.asarray(self.net.forward(), dtype=np.float64).reshape(len(crops), -1)
+        z = z / self.temperature
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
 
 
 class ValueNet:
@@ -235,19 +252,48 @@ class ValueNet:
         # Channels of the crop `crop` cuts: every member's input, stacked.
         self.channels = sum(m.channels for m in self.members)
 
-    def crop(self, image_bgr: np.ndarray, bbox: Sequence[float]) -> np.ndarray:
+    def crop(self, image_bgr: np.ndarray, bbox: Sequence[float],
+             nadir: Sequence[float] | None = None) -> np.ndarray:
         """The models' input for one box: grey (S,S) for a lone grey model, else every
         member's crop stacked on the channel axis, (channels,S,S); S is 32 unless the nets
-        were trained on other crops (`crop_size` in their metadata)."""
+        were trained on other crops (`crop_size` in their metadata). Turned crops face
+        `nadir` (see `towards_centre`), the frame's middle unless given."""
         if len(self.members) == 1:
-            return self.members[0].crop(image_bgr, bbox)
+            return self.members[0].crop(image_bgr, bbox, nadir)
         cut: dict[tuple[int, bool, float, int], np.ndarray] = {}
         parts = []
         for m in self.members:
             if m.kind not in cut:
-                cut[m.kind] = m.crop(image_bgr, bbox)
+                cut[m.kind] = m.crop(image_bgr, bbox, nadir)
             parts.append(cut[m.kind])
         return np.concatenate([c[None] if c.ndim == 2 else c for c in parts])
+
+    def unreadable_towards(self, image_bgr: np.ndarray, bboxes: Sequence[Sequence[float]],
+                           nadirs: Sequence[Sequence[float]]) -> np.ndarray:
+        """The averaged belief in "unreadable" of each box (columns) with the turned crops
+        facing each of `nadirs` (rows).
+
+        A flat die whose side face shows where its crop's top is not reads as a lean, so the
+        nadir under which the frame's dice look flattest is where its camera is. Members
+        whose crops are not turned answer the same under every nadir and are asked once."""
+        out = np.zeros((len(nadirs), len(bboxes)), np.float64)
+        if len(bboxes) == 0 or len(nadirs) == 0:
+            return out.astype(np.float32)
+        turned = [m for m in self.members if m.orient]
+        still = [m for m in self.members if not m.orient]
+        for group, points in ((turned, list(nadirs)), (still, [None])):
+            kinds: dict[tuple[int, bool, float, int], list[_Member]] = {}
+            for m in group:
+                kinds.setdefault(m.kind, []).append(m)
+            for members in kinds.values():
+                first = members[0]
+                crops = np.stack([first.crop(image_bgr, b, p) for p in points for b in bboxes])
+                if crops.ndim == 3:
+                    crops = crops[:, None]
+                for m in members:
+                    # A still member's one row adds to every nadir's.
+                    out += m.probs(crops)[:, UNREADABLE].reshape(len(points), len(bboxes))
+        return (out / len(self.members)).astype(np.float32)
 
     def predict(self, crops: np.ndarray) -> np.ndarray:
         """Turn normalised crops (as `crop` cuts them, stacked) into calibrated class
@@ -271,13 +317,8 @@ class ValueNet:
         total = np.zeros((len(crops), len(CLASSES)), np.float64)
         at = 0
         for m in self.members:
-            m.net.setInput(np.ascontiguousarray(crops[:, at : at + m.channels]))
+            total += m.probs(crops[:, at : at + m.channels])
             at += m.channels
-            logits = np.asarray(m.net.forward(), dtype=np.float64).reshape(len(crops), -1)
-            z = logits / m.temperature
-            z -= z.max(axis=1, keepdims=True)
-            e = np.exp(z)
-            total += e / e.sum(axis=1, keepdims=True)
         return (total / len(self.members)).astype(np.float32)
 
     def read(
