@@ -749,10 +749,10 @@ class DiceReader:
             if i in doubted or id(dets[i]) in toned_ids:
                 confidence = min(confidence, CERTAIN - 0.05)
             if self.nadir is not None:
-                # The nadir is the dice's own guess, and a frame with a few cocked dice
-                # among flat ones may find one that turns their side faces to the top (a
-                # cocked die so read 2 at 0.97 on the bench's synthetic scenes): the table
-                # is asked about every die of a frame seen other than from straight above.
+                # The nadir is the dice's own guess, and a frame of mostly cocked dice may
+                # find one that turns their side faces to the top (under a looser rule, a
+                # cocked die of the bench's synthetic scenes was so read 2 at 0.97): the
+                # table is asked about every die of a frame seen other than from above.
                 confidence = min(confidence, CERTAIN - 0.05)
             reads.append(DieRead(value, "", False, b, confidence, (bw + bh) / 2, 0.0))
             doubt.append(float(p[UNREADABLE]))
@@ -842,8 +842,8 @@ class DiceReader:
         is perspective and one anywhere else a lean. That holds for a camera looking
         straight down with its axis on the frame's centre; a tilted phone, or a frame cut
         off centre, shows every flat die's side faces towards another point, and the nets
-        then doubt its flat dice as if they leaned (wide-lens scenes cut to their top-left
-        60%: 79% of the values right, against 98% whole). Only where the frame's typical
+        then doubt its flat dice as if they leaned (wide-lens scenes cut to a corner, 60%
+        of the frame: 79% of the values right, against 98% whole). Only where the frame's typical
         die is that doubtful (NADIR_FROM) are other nadirs tried, 8 ways, 1.2 half-diagonals
         off the centre and so far off that every crop turns the same way (the far ones
         alone lost rune55's gain). The one under which the dice look flattest is taken
