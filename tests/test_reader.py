@@ -473,8 +473,8 @@ def test_unreadable_only_when_the_nets_hold_it_more_likely_than_not(
     rest = 1.0 - p_unreadable
 
     class HalfDoubting:
-        def crop(self, frame, box):
-            return real.crop(frame, box)
+        def crop(self, frame, box, nadir=None):
+            return real.crop(frame, box, nadir)
 
         def predict(self, crops):
             p = np.zeros((len(crops), 8), np.float32)
@@ -1199,8 +1199,8 @@ def test_a_read_is_certain_only_well_above_the_nets_0_9(p_face: float, certain: 
     real = reader.net
 
     class Sure:
-        def crop(self, frame, box):
-            return real.crop(frame, box)
+        def crop(self, frame, box, nadir=None):
+            return real.crop(frame, box, nadir)
 
         def predict(self, crops):
             p = np.full((len(crops), 8), (1.0 - p_face) / 7, np.float32)

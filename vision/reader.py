@@ -829,8 +829,6 @@ class DiceReader:
 
     def _crop(self, frame: np.ndarray, box: Sequence[float]) -> np.ndarray:
         """The value nets' crop of `box`, turned to the frame's nadir once it is known."""
-        if self.nadir is None:
-            return self.net.crop(frame, box)
         return self.net.crop(frame, box, self.nadir)
 
     def _find_nadir(self, frame: np.ndarray, dice: list, probs: np.ndarray
@@ -1776,8 +1774,7 @@ def _ask_about_leans(net: Any, frame: np.ndarray, sure: list[DieRead],
     if not asked:
         return
     boxes = [r.bbox if grow is None else _scaled(r.bbox, grow) for r in asked]
-    crops = [net.crop(frame, b) if nadir is None else net.crop(frame, b, nadir) for b in boxes]
-    p_lean = net.predict(np.stack(crops))[:, UNREADABLE]
+    p_lean = net.predict(np.stack([net.crop(frame, b, nadir) for b in boxes]))[:, UNREADABLE]
     for r, p in zip(sure, p_lean[:len(sure)], strict=True):
         if p >= doubt_from:
             r.confidence = min(r.confidence, CERTAIN - 0.05)

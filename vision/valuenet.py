@@ -279,20 +279,17 @@ class ValueNet:
         out = np.zeros((len(nadirs), len(bboxes)), np.float64)
         if len(bboxes) == 0 or len(nadirs) == 0:
             return out.astype(np.float32)
-        turned = [m for m in self.members if m.orient]
-        still = [m for m in self.members if not m.orient]
-        for group, points in ((turned, list(nadirs)), (still, [None])):
-            kinds: dict[tuple[int, bool, float, int], list[_Member]] = {}
-            for m in group:
-                kinds.setdefault(m.kind, []).append(m)
-            for members in kinds.values():
-                first = members[0]
-                crops = np.stack([first.crop(image_bgr, b, p) for p in points for b in bboxes])
-                if crops.ndim == 3:
-                    crops = crops[:, None]
-                for m in members:
-                    # A still member's one row adds to every nadir's.
-                    out += m.probs(crops)[:, UNREADABLE].reshape(len(points), len(bboxes))
+        kinds: dict[tuple[int, bool, float, int], list[_Member]] = {}
+        for m in self.members:
+            kinds.setdefault(m.kind, []).append(m)
+        for members in kinds.values():
+            points = list(nadirs) if members[0].orient else [None]
+            crops = np.stack([members[0].crop(image_bgr, b, p) for p in points for b in bboxes])
+            if crops.ndim == 3:
+                crops = crops[:, None]
+            for m in members:
+                # A still member's one row adds to every nadir's.
+                out += m.probs(crops)[:, UNREADABLE].reshape(len(points), len(bboxes))
         return (out / len(self.members)).astype(np.float32)
 
     def predict(self, crops: np.ndarray) -> np.ndarray:
