@@ -286,10 +286,15 @@ def test_a_box_grown_over_a_neighbour_no_longer_hides_it(monkeypatch: pytest.Mon
     grown = [b[0] - 0.35 * side, b[1], b[2], b[3]]
     die_p, eligible = np.array([0.9, 1.0]), np.array([True, True])
     assert sorted(READER._dice_among(img, [left, grown], die_p, eligible)) == [0, 1]
+    # Nor when the nets half doubt the left box, which holds part of its neighbour: its
+    # refined box is judged again.
+    doubted = np.array([0.5, 1.0])
+    assert sorted(READER._dice_among(img, [left, grown], doubted, eligible)) == [0, 1]
     nudged = [b[0] + 0.1 * side, b[1] - 0.1 * side, b[2] + 0.1 * side, b[3] - 0.1 * side]
     assert READER._dice_among(img, [nudged, grown], die_p, eligible) == [1]
     monkeypatch.setattr(READER, "refiner", None)  # judged on the boxes as they came
     assert READER._dice_among(img, [left, grown], die_p, eligible) == [1]
+    assert READER._dice_among(img, [left, grown], doubted, eligible) == [1]
 
 
 def test_a_box_straddling_two_touching_dice_is_judged_again_refined(
@@ -297,7 +302,8 @@ def test_a_box_straddling_two_touching_dice_is_judged_again_refined(
     """A sure detector peak whose box sits across two touching dice (four tenths of a side
     off the left one, as on a cluster's foot in the bench's scenes) holds halves, no die to
     the nets. Refined, it is the left die and is read as one; a sure peak on bare floor
-    stays no die, and a weak peak is not asked."""
+    stays no die, and under a weak peak the same box is not taken: the nets read no face on
+    its refined box surely enough (REJUDGE_FACE) to trust a peak that weak."""
     from vision import reader as rd
     from vision.valuenet import NOT_A_DIE
 
@@ -323,6 +329,41 @@ def test_a_box_straddling_two_touching_dice_is_judged_again_refined(
     assert got[2] == straddle
     monkeypatch.setattr(READER, "refiner", None)
     assert READER._rejudged(img, boxes, crops, probs, score)[0] == boxes
+
+
+@pytest.mark.parametrize(("seed", "preset", "index"), [(355, "hard", 3), (215, "wide", 4)])
+def test_a_weaker_peak_whose_refined_box_shows_a_face_is_a_die(
+        monkeypatch: pytest.MonkeyPatch, seed: int, preset: str, index: int):
+    """Dice the detector peaks on weakly (0.25-0.5) and boxes loosely, so that the nets call
+    its box no die: refined, the box shows a face the nets read surely, and the die is
+    found. Without that face the weak peak stays unreported."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(seed, preset, 1280, 960)
+    label = [d for d in entry["dice"] if not d["cut"]][index]
+    assert len(matched([label], READER.read(img))) == 1
+    monkeypatch.setattr(rd, "REJUDGE_FACE", 1.01)  # no weak peak's refined box kept
+    assert matched([label], READER.read(img)) == []
+
+
+def test_a_weak_peak_on_box_art_shows_no_face_and_stays_no_die(
+        monkeypatch: pytest.MonkeyPatch):
+    """A wide-lens frame whose wall's printed LAS VEGAS draws a weak peak: refined, the
+    nets take a letter for a die, but read no face on it, so nothing is reported there.
+    Kept on the nets' die belief alone, it would be an invented 6."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(297, "wide", 1280, 960)
+
+    def invented() -> list:
+        return [r for r in READER.read(img)
+                if not any(iou(r.bbox, d["bbox"]) >= 0.3 for d in entry["dice"])]
+
+    assert invented() == []
+    monkeypatch.setattr(rd, "REJUDGE_FACE", 0.0)
+    assert len(invented()) == 1
 
 
 @pytest.mark.parametrize(("seed", "index", "wrong"), [(63, 0, 5), (16, 10, 6)])
