@@ -574,7 +574,7 @@ class DiceReader:
         assert self.net is not None
         if not dets:
             return 0
-        probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in dets]))
+        probs = self.net.predict(self._crops(frame, [d.bbox for d in dets]))
         return int(np.sum(_faces(probs, 1, LARGE_FACE_SURE)))
 
     def _large_dice(self, frame: np.ndarray, found: list, above: float, face_sure: float,
@@ -596,7 +596,7 @@ class DiceReader:
         # A tray seen whole, its dice small, looks like one large die with pips to the
         # detector; the value nets tell it from a die (they call it unreadable, or no die).
         # Glints and pips the coarse look takes for dice are no dice to them either.
-        probs = self.net.predict(np.stack([self.net.crop(frame, d.bbox) for d in coarse]))
+        probs = self.net.predict(self._crops(frame, [d.bbox for d in coarse]))
         held = int(np.sum(probs[:, NOT_A_DIE] < 0.5))
         faces = [d for d, face in zip(coarse, _faces(probs, least, face_sure), strict=True)
                  if face]
@@ -658,7 +658,7 @@ class DiceReader:
             frame, [d for d, ok in zip(found, whole, strict=True) if not ok])}
         dets = [d for d, ok in zip(found, whole, strict=True) if ok or id(d) in rescued]
         boxes = [d.bbox for d in dets]
-        crops = np.stack([self._crop(frame, b) for b in boxes]) if dets else None
+        crops = self._crops(frame, boxes) if dets else None
         probs = self.net.predict(crops) if dets else np.zeros((0, UNREADABLE + 1), np.float32)
         score = np.array([d.score for d in dets], np.float32)
         rescued: set[int] = set()
@@ -701,7 +701,7 @@ class DiceReader:
         if self.nadir is not None:
             # Which boxes are dice stays the first look's call; every face from here on is
             # read turned to where the camera is.
-            crops = np.stack([self._crop(frame, b) for b in boxes])
+            crops = self._crops(frame, boxes)
             probs = self.net.predict(crops)
         doubted = _doubted_by_rivals(boxes, probs, kept)
         # Which boxes are dice stays the first look's call (the checks below and the Biggy
@@ -828,9 +828,11 @@ class DiceReader:
                 reads = [r for r in reads if r.side >= SPECK_SHARE * typical]
         return reads
 
-    def _crop(self, frame: np.ndarray, box: Sequence[float]) -> np.ndarray:
-        """The value nets' crop of `box`, turned to the frame's nadir once it is known."""
-        return self.net.crop(frame, box, self.nadir)
+    def _crops(self, frame: np.ndarray, boxes: Sequence[Sequence[float]]) -> np.ndarray:
+        """The value nets' crops of `boxes`, stacked, turned to the frame's nadir once it is
+        known: every crop the learned path cuts comes from here, so no step needs to know
+        whether the nadir has been found yet."""
+        return np.stack([self.net.crop(frame, b, self.nadir) for b in boxes])
 
     def _find_nadir(self, frame: np.ndarray, dice: list, probs: np.ndarray
                     ) -> tuple[float, float] | None:
@@ -890,7 +892,7 @@ class DiceReader:
         if self.refiner is None or not rows:
             return probs
         refined = self._refined(frame, boxes, rows, settled)
-        again = self.net.predict(np.stack([self._crop(frame, b) for b in refined]))
+        again = self.net.predict(self._crops(frame, refined))
         out = np.array(probs, np.float32)
         out[rows] = (1.0 - REFINED_LOOK) * out[rows] + REFINED_LOOK * again
         return out
@@ -922,7 +924,7 @@ class DiceReader:
         if self.refiner is None or not asked:
             return boxes, crops, probs, set()
         refined = self.refiner.refine(frame, [boxes[i] for i in asked])
-        again = np.stack([self.net.crop(frame, b) for b in refined])
+        again = self._crops(frame, refined)
         p = self.net.predict(again)
         # A weaker peak's refined box must also show a face surely, as a faint die's must:
         # refined onto a speck, a wide lens's side face or a wall's printed letter, such a
@@ -974,7 +976,7 @@ class DiceReader:
                 taken.append(d.bbox)
         if not alone:
             return [], None, None
-        crops = np.stack([self.net.crop(frame, d.bbox) for d in alone])
+        crops = self._crops(frame, [d.bbox for d in alone])
         probs = self.net.predict(crops)
         dice = keep(probs, np.array([d.score for d in alone], np.float32))
         return [d for d, ok in zip(alone, dice, strict=True) if ok], crops[dice], probs[dice]
@@ -1051,8 +1053,8 @@ class DiceReader:
         if weak:
             from .valuenet import NOT_A_DIE
 
-            again = self.net.predict(np.stack([
-                self.net.crop(frame, b) for b in self._refined(frame, boxes, weak, settled)]))
+            again = self.net.predict(self._crops(frame, self._refined(frame, boxes, weak,
+                                                                      settled)))
             hidden += [i for i, p in zip(weak, again, strict=True)
                        if 1.0 - p[NOT_A_DIE] >= RESCUE_SURE]
         if not hidden:
