@@ -107,6 +107,34 @@ def test_a_white_die_in_shade_is_white_not_royale_s_blank_gray():
     assert len(named) >= 20 and named.count("white") >= 0.9 * len(named)
 
 
+def test_a_white_die_read_without_a_value_still_shows_pips_and_is_not_gray():
+    """Hard scenes whose cocked white dice, read without a value, came out gray: their pips
+    still show, so they are none of Royale's blank dice."""
+    from vision.synth import render_scene
+
+    named = []
+    for seed in (3, 23, 29, 50, 58, 67):
+        img, entry = render_scene(seed, "hard", 1280, 960)
+        for lab, read in matched(entry["dice"], READER.read(img)):
+            if read.value is None and lab["colour"] == "white":
+                named.append(read.colour)
+    assert len(named) >= 6 and "gray" not in named
+
+
+@pytest.mark.parametrize("seed", [5, 8])
+def test_the_pip_rule_tells_a_blank_gray_die_from_a_cocked_white_one(seed):
+    from vision.reader import _shows_pips
+
+    s = random_scene(seed, "easy")
+    cx, cy = centre(s)
+    dice = [die(cx + (i % 3 - 1) * 45, cy + (i // 3 - 0.5) * 45, value=None if i >= 3 else i + 1,
+                colour="gray" if i < 3 else "white", cocked=i >= 3, face_up=i, tilt_deg=20.0,
+                angle_deg=10.0 * i + seed) for i in range(6)]
+    _, img, labels = scene(dice, seed=seed)
+    assert [lab["colour"] for lab in labels] == ["gray"] * 3 + ["white"] * 3
+    assert [_shows_pips(img, lab["bbox"]) for lab in labels] == [False] * 3 + [True] * 3
+
+
 def test_colours_hold_under_hard_lamps_glare_and_blur():
     """Twelve hard scenes (2,700-6,500 K, +-1 EV, glare on dice tops, motion blur): the colour
     net names the dice it reads; the pip-relative rule alone named 91% of them."""

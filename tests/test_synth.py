@@ -284,6 +284,19 @@ def test_a_ring_one_has_the_die_colour_in_its_middle_and_a_plain_one_does_not():
     assert rims["pip"] > 80 and rims["big"] < 40  # a big 1 is a larger white disc
 
 
+def test_royale_s_gray_dice_are_blank_and_have_no_value():
+    """DESIGN.md: gray is Royale's blank dice. A face of a gray die is one flat grey; the
+    same die in white shows its five dark pips there."""
+    spec = random_scene(6, "easy")
+    spreads = {}
+    for colour in ("gray", "white"):
+        img, (lab,) = render(spec, [centre_die(spec, colour, pip_colour="black")])
+        face = _annulus(img, lab["bbox"], 0.0, 0.42).astype(np.float32).mean(axis=1)
+        spreads[colour] = float(np.percentile(face, 95) - np.percentile(face, 5))
+        assert lab["value"] == (None if colour == "gray" else 5)
+    assert spreads["gray"] < 25 and spreads["white"] > 80
+
+
 def test_fancy_keeps_what_a_reader_must_report():
     spec = random_scene(7, "normal")
     rng = np.random.default_rng(3)

@@ -44,6 +44,7 @@ PIP_COLOURS: dict[str, tuple[float, float, float]] = {
     "white": (0.94, 0.94, 0.93),
     "black": (0.05, 0.05, 0.06),
 }
+BLANK = ("gray",)  # Royale's gray dice have no pips: drawn blank, labelled without a value
 DEFAULT_PIP = {c: ("black" if c in ("white", "yellow", "gray") else "white") for c in COLOURS}
 PLAYER_COLOURS = [c for c in COLOURS if c not in ("white", "gray")]
 
@@ -1204,7 +1205,7 @@ def _render_die(
         tint = albedo / max(float(albedo.max()), 1e-3)  # light through the plastic
         col, see = _see_through(col, alpha, nrims, _hidden_pips(d, P, centres, e1s, e2s, vis,
                                                                  x0, y0), pip * tint * edge)
-    for j in range(nf):
+    for j in range(nf if d.colour not in BLANK else 0):
         sh = float(shades[j])
         sel = pj == j
         cv2.fillPoly(col, list(nrims[sel]), tuple((pip * 0.55 + albedo * 0.25) * sh), shift=4)
@@ -1540,7 +1541,7 @@ def render(
                 continue
         cut = bbox[0] < -0.5 or bbox[1] < -0.5 or bbox[2] > w + 0.5 or bbox[3] > h + 0.5
         labels.append({
-            "value": None if d.cocked else d.value,
+            "value": None if d.cocked or d.colour in BLANK else d.value,
             "colour": d.colour,
             "big": d.big,
             "bbox": [round(v, 2) for v in cb],
