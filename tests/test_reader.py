@@ -1198,6 +1198,22 @@ def test_a_die_lost_in_a_dark_or_bright_frame_is_found_re_toned_and_asked_about(
     assert not _reads_on(img, die)
 
 
+@pytest.mark.parametrize("seed, box", [(2109, [244, 837, 336, 925]), (2425, [938, 424, 990, 469])])
+def test_a_die_found_re_toned_is_judged_re_toned(
+        monkeypatch: pytest.MonkeyPatch, seed: int, box: list[float]):
+    """A purple 3 in the shadow of a dark frame, a pale pink 6 on white paper in a bright
+    one: found only re-toned, and only there do the nets see a die and its face surely
+    enough to keep it. Judged on the frame as taken, both are missed."""
+    from vision import reader as rd
+
+    img, die = _hard_scene_die(seed, box)
+    found = _reads_on(img, die)
+    assert len(found) == 1 and found[0].value == die["value"]
+    assert found[0].confidence < rd.CERTAIN
+    monkeypatch.setattr(rd, "TONE_JUDGED", False)
+    assert not _reads_on(img, die)
+
+
 def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():
     """Which way the frame is re-toned follows its median level; a frame in between is not
     looked at again."""
