@@ -1214,6 +1214,24 @@ def test_a_die_found_re_toned_is_judged_re_toned(
     assert not _reads_on(img, die)
 
 
+def test_a_faint_peak_in_the_re_toned_frame_is_judged_as_a_faint_die(
+        monkeypatch: pytest.MonkeyPatch):
+    """A white 1 in the shadow of a dark frame: re-toned, the detector peaks on it under
+    KEEP_MIN, and the nets are sure of a die and its face, as `_faint_dice` asks. Found,
+    read right, never certain; without the faint rule, or without the re-toned look, missed."""
+    from vision import reader as rd
+
+    img, die = _hard_scene_die(2121, [214, 521, 303, 597])
+    found = _reads_on(img, die)
+    assert len(found) == 1 and found[0].value == die["value"] == 1
+    assert found[0].confidence < rd.CERTAIN
+    with monkeypatch.context() as m:
+        m.setattr(rd, "FAINT_DIE", float("inf"))
+        assert not _reads_on(img, die)
+    monkeypatch.setattr(rd, "TONE_DARK", -1.0)
+    assert not _reads_on(img, die)
+
+
 def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():
     """Which way the frame is re-toned follows its median level; a frame in between is not
     looked at again."""

@@ -986,23 +986,25 @@ class DiceReader:
 
     def _toned_dice(self, frame: np.ndarray, found: list, sure: list
                     ) -> tuple[list, np.ndarray | None, np.ndarray | None]:
-        """Dice the usual look finds only in the frame re-toned: in an overexposed frame a
-        pale die on pale paper (pink or white on white) and in a dark one a dark die in
-        shadow differ from the floor by a few grey levels, and the detector boxes a part of
-        such a die or nothing. Raised to a power (`TONE_GAMMA`, or its inverse for a dark
-        frame), those levels are spread apart. Kept, like the usual look's boxes, where the
-        peak times the nets' die probability (read on the frame itself) reaches KEEP_MIN,
-        whole and not a speck, on a die no other box finds (`found`: the boxes taken for
-        dice), and where the nets read a face at TONE_FACE or more: a dark frame brightened
-        shows a wide lens's tall side faces well enough to be boxed apart from their top
-        faces, and the nets read those less surely (without the face test, 3 invented dice
-        on 300 wide-lens scenes; with it, none). The nets judge such a die re-toned too, as
-        the detector saw it: the pips of a pale pink die on white paper, faint in the frame,
-        stand out there (a pink 6 read at 0.48 in the frame, 0.74 re-toned), as does a dark
-        die in shadow (the bench's synthetic scenes: 2 more dice found, read right; 1,000
-        fresh hard and wide-lens scenes: 1 more, and a wide lens's side face boxed apart
-        from its die, uncertain; the photo and render sets unchanged). Never certain (see
-        `_read_detected`): the picture they were found in is not the one the camera took."""
+        """Dice the usual look finds only in the frame re-toned: in an overexposed frame a pale
+        die on pale paper (pink or white on white) and in a dark one a dark die in shadow differ
+        from the floor by a few grey levels, and the detector boxes a part of such a die or
+        nothing. Raised to a power (`TONE_GAMMA`, or its inverse for a dark frame), those levels
+        are spread apart. Kept, like the usual look's boxes, where the peak times the nets' die
+        probability reaches KEEP_MIN, whole and not a speck, on a die no other box finds (`found`:
+        the boxes taken for dice), and where the nets read a face at TONE_FACE or more: a dark
+        frame brightened shows a wide lens's tall side faces well enough to be boxed apart from
+        their top faces, and the nets read those less surely (without the face test, 3 invented
+        dice on 300 wide-lens scenes; with it, none). The nets judge such a die re-toned too, as
+        the detector saw it: the pips of a pale pink die on white paper, faint in the frame, stand
+        out there (a pink 6 read at 0.48 in the frame, 0.74 re-toned), as does a dark die in shadow
+        (the bench's synthetic scenes: 2 more dice found, read right; 1,000 fresh hard and
+        wide-lens scenes: 1 more, and a wide lens's side face boxed apart from its die, uncertain;
+        the photo and render sets unchanged). Never certain (see `_read_detected`): the picture
+        they were found in is not the one the camera took. A faint peak there (FAINT_PEAK to
+        KEEP_MIN) is judged as the usual look's are (`_faint_dice`): a white 1 in a dark frame's
+        shadow, peaked at 0.23 re-toned, the nets sure of a die and its face (the bench 1 more die;
+        the other sets unchanged)."""
         from .detector import tone_curve
         from .valuenet import NOT_A_DIE
 
@@ -1011,10 +1013,16 @@ class DiceReader:
         if gamma is None:
             return [], None, None
         curve = tone_curve(gamma)
-        toned = _without_specks(self.detector.detect(frame, DETECT_MIN, tone=curve), sure)
+        toned = _without_specks(self.detector.detect(frame, FAINT_PEAK, tone=curve), sure)
         seen = cv2.LUT(frame, curve) if TONE_JUDGED else frame
-        return self._read_alone(seen, toned, found, lambda probs, peaks: (
-            (peaks * (1.0 - probs[:, NOT_A_DIE]) >= KEEP_MIN) & _faces(probs, 1, TONE_FACE)))
+
+        def keep(probs: np.ndarray, peaks: np.ndarray) -> np.ndarray:
+            die = 1.0 - probs[:, NOT_A_DIE]
+            # The usual look's rule with a face read, or, for a faint peak, the faint dice's.
+            return (((peaks * die >= KEEP_MIN) & _faces(probs, 1, TONE_FACE))
+                    | ((die >= FAINT_DIE) & _faces(probs, 1, FAINT_FACE)))
+
+        return self._read_alone(seen, toned, found, keep)
 
     def _whole_after_all(self, frame: np.ndarray, overshooting: list) -> list:
         """Of the detections whose boxes reach past the frame edge by more than
