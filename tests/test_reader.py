@@ -1232,6 +1232,39 @@ def test_a_faint_peak_in_the_re_toned_frame_is_judged_as_a_faint_die(
     assert not _reads_on(img, die)
 
 
+def test_a_box_round_two_touching_dice_of_one_colour_yields_the_hidden_one(
+        monkeypatch: pytest.MonkeyPatch):
+    """A Biggy pink 5 touching a pink 1: the detector boxes the 1, and the pair together,
+    which the 1's box hides and which refined stays round both. What that box holds past the
+    1 is refined alone and shows the nets a 5: found, read right. Without the parting
+    (PART_FACE above any probability), missed."""
+    from vision import reader as rd
+
+    img, die = _hard_scene_die(2184, [263, 531, 368, 636])
+    found = _reads_on(img, die)
+    assert len(found) == 1 and found[0].value == die["value"] == 5
+    monkeypatch.setattr(rd, "PART_FACE", 1.01)
+    assert not _reads_on(img, die)
+
+
+def test_a_cocked_die_s_side_face_is_not_parted_from_it(monkeypatch: pytest.MonkeyPatch):
+    """A cocked yellow die shows a side face with pips past its box: the nets half read it
+    as a face of its own, not at PART_FACE, so no die is invented there; asked for less,
+    one is."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(2377, "hard", 1280, 960)
+
+    def invented() -> int:
+        return sum(all(iou(r.bbox, d["bbox"]) < 0.5 for d in entry["dice"])
+                   for r in READER.read(img))
+
+    assert invented() == 0
+    monkeypatch.setattr(rd, "PART_FACE", 0.5)
+    assert invented() == 1
+
+
 def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():
     """Which way the frame is re-toned follows its median level; a frame in between is not
     looked at again."""
