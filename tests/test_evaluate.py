@@ -688,3 +688,32 @@ def test_an_added_die_that_is_labelled_by_now_stops_the_benchmark(tmp_path: Path
     folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), labels_for(SCENE_A))})
     with pytest.raises(SystemExit, match="is labelled now"):
         _audit(tmp_path, folder, {"add": {"value": 6, "bbox": [22, 98, 61, 141]}})
+
+
+def _report(name: str, labels: int, preds: int, matched: int, wrong: int, cw: int = 0):
+    from vision.evaluate import SetReport
+
+    return SetReport(name=name, images=1, labels=labels, predictions=preds, matched=matched,
+                     recall=matched / labels, precision=matched / preds,
+                     value_accuracy=(matched - wrong) / matched, exact_images=0,
+                     exact_images_share=0.0, confident_wrong=cw, ms_per_image=None, ms_p95=None,
+                     wrong_values=wrong)
+
+
+def test_bench_verdicts_count_a_target_one_die_short_as_short():
+    """5,443 of 5,471 dice is 99.49%, printed as 99.5% at one decimal: one die short of the
+    floor, and said so; 5,444 meets it."""
+    table = [_report("synthetic-hard", 5471, 5452, 5443, 190, cw=2),
+             _report("byler-d6", 1108, 1114, 1107, 21),
+             _report("rune55-trays", 1040, 1032, 1013, 62)]
+    lines = _bench_vision().verdicts(table, 154.7)
+    assert "synthetic-hard recall: 5,443 of 5,471 = 99.49% (>= 99.5% needs 5,444): short by 1" \
+        in lines
+    assert any(li.startswith("byler-d6 recall:") and li.endswith(": met") for li in lines)
+    assert any(li.startswith("rune55-trays value accuracy") and "short by 12" in li
+               for li in lines)
+    assert "synthetic-hard confident-wrong: 2 (0 needed): short by 2" in lines
+    assert lines[-1].endswith(": short") and "154.7 ms" in lines[-1]
+    table[0] = _report("synthetic-hard", 5471, 5452, 5444, 10)
+    assert "5,444 of 5,471 = 99.51% (>= 99.5% needs 5,444): met" in "\n".join(
+        _bench_vision().verdicts(table, None))
