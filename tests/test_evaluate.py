@@ -690,14 +690,15 @@ def test_an_added_die_that_is_labelled_by_now_stops_the_benchmark(tmp_path: Path
         _audit(tmp_path, folder, {"add": {"value": 6, "bbox": [22, 98, 61, 141]}})
 
 
-def _report(name: str, labels: int, preds: int, matched: int, wrong: int, cw: int = 0):
+def _report(name: str, labels: int, preds: int, matched: int, wrong: int, cw: int = 0,
+            sure: int = 0):
     from vision.evaluate import SetReport
 
     return SetReport(name=name, images=1, labels=labels, predictions=preds, matched=matched,
                      recall=matched / labels, precision=matched / preds,
                      value_accuracy=(matched - wrong) / matched, exact_images=0,
                      exact_images_share=0.0, confident_wrong=cw, ms_per_image=None, ms_p95=None,
-                     wrong_values=wrong)
+                     wrong_values=wrong, confident_reads=sure)
 
 
 def test_bench_verdicts_count_a_target_one_die_short_as_short():
@@ -717,3 +718,17 @@ def test_bench_verdicts_count_a_target_one_die_short_as_short():
     table[0] = _report("synthetic-hard", 5471, 5452, 5444, 10)
     assert "5,444 of 5,471 = 99.51% (>= 99.5% needs 5,444): met" in "\n".join(
         _bench_vision().verdicts(table, None))
+
+
+def test_bench_verdicts_hold_every_set_to_one_wrong_certain_read_in_1000():
+    """2 wrong of 2,316 certain reads meets the calibration claim; 5 of 726 does not; none
+    wrong of 80 is all a small set can say."""
+    table = [_report("synthetic-hard", 5471, 5455, 5443, 190, cw=2, sure=2316),
+             _report("byler-d6", 1108, 1114, 1107, 21, cw=5, sure=726),
+             _report("loose", 219, 222, 218, 3, sure=80)]
+    lines = _bench_vision().verdicts(table, None)
+    assert "synthetic-hard certain reads: 2 wrong of 2,316 = 0.9 per 1,000 (<= 1 needed): met" \
+        in lines
+    assert "byler-d6 certain reads: 5 wrong of 726 = 6.9 per 1,000 (<= 1 needed): short" in lines
+    assert ("loose certain reads: 0 wrong of 80 = 0.0 per 1,000 (<= 1 needed): met so far "
+            "(fewer than 1,000 certain reads)") in lines
