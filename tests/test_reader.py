@@ -40,6 +40,12 @@ def matched(labels: list[dict], reads) -> list[tuple[dict, object]]:
     return out
 
 
+def _invented(img: np.ndarray, labels: list[dict], min_iou: float) -> list:
+    """The reads of `img` on no labelled die (none of `labels` overlaps them by `min_iou`)."""
+    return [r for r in READER.read(img)
+            if not any(iou(r.bbox, d["bbox"]) >= min_iou for d in labels)]
+
+
 def centre(spec) -> tuple[float, float]:
     return spec.floor_w_mm / 2, spec.floor_h_mm / 2
 
@@ -384,14 +390,9 @@ def test_a_weak_peak_on_box_art_shows_no_face_and_stays_no_die(
     from vision.synth import render_scene
 
     img, entry = render_scene(297, "wide", 1280, 960)
-
-    def invented() -> list:
-        return [r for r in READER.read(img)
-                if not any(iou(r.bbox, d["bbox"]) >= 0.3 for d in entry["dice"])]
-
-    assert invented() == []
+    assert _invented(img, entry["dice"], 0.3) == []
     monkeypatch.setattr(rd, "REJUDGE_FACE", 0.0)
-    assert len(invented()) == 1
+    assert len(_invented(img, entry["dice"], 0.3)) == 1
 
 
 @pytest.mark.parametrize(("seed", "index", "wrong"), [(63, 0, 5), (16, 10, 6)])
@@ -1255,14 +1256,9 @@ def test_a_cocked_die_s_side_face_is_not_parted_from_it(monkeypatch: pytest.Monk
     from vision.synth import render_scene
 
     img, entry = render_scene(2377, "hard", 1280, 960)
-
-    def invented() -> int:
-        return sum(all(iou(r.bbox, d["bbox"]) < 0.5 for d in entry["dice"])
-                   for r in READER.read(img))
-
-    assert invented() == 0
+    assert len(_invented(img, entry["dice"], 0.5)) == 0
     monkeypatch.setattr(rd, "PART_FACE", 0.5)
-    assert invented() == 1
+    assert len(_invented(img, entry["dice"], 0.5)) == 1
 
 
 def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():

@@ -702,17 +702,12 @@ class DiceReader:
         # reported for its die (a rescued box is its refined box already).
         settled = {i: boxes[i] for i in rescued}
         kept = self._dice_among(frame, boxes, die_p, eligible, settled)
-        parted = self._parted(frame, boxes, kept, eligible, settled)
-        if parted:
+        for i, (box, crop, p) in self._parted(frame, boxes, kept, eligible, settled).items():
             # A box dropped for its neighbour holds a die of its own beside it: the box
-            # becomes that die's, and its crop and the nets' answer follow.
-            rows = list(parted)
-            for i in rows:
-                boxes[i] = settled[i] = parted[i]
-            crops[rows] = self._crops(frame, [boxes[i] for i in rows])
-            probs[rows] = self.net.predict(crops[rows])
-            die_p[rows] = 1.0 - probs[rows, NOT_A_DIE]
-            kept = kept + rows
+            # becomes that die's, with the crop and the nets' answer it was judged on.
+            boxes[i] = settled[i] = box
+            crops[i], probs[i], die_p[i] = crop, p, 1.0 - p[NOT_A_DIE]
+            kept = kept + [i]
         self.nadir = self._find_nadir(frame, [boxes[i] for i in kept], probs[kept])
         if self.nadir is not None:
             # Which boxes are dice stays the first look's call; every face from here on is
@@ -1099,19 +1094,18 @@ class DiceReader:
         return kept
 
     def _parted(self, frame: np.ndarray, boxes: list, kept: list[int], eligible: np.ndarray,
-                settled: dict) -> dict[int, tuple[float, float, float, float]]:
-        """The dropped boxes that hold a die of their own beside the kept box they overlap,
-        each with that die's box. Two touching dice of one colour (a player's dice lie
-        together after a roll) may get one detector box round both, besides the box of the
-        surer of them, which hides it; refined, the box round both stays round both (a
-        Biggy pink 5 beside a pink 1 of the bench's scenes). What it holds past the kept box,
-        if at least PART_LEAST of that box's side, is refined alone, and is a die where the
-        nets are RESCUE_SURE of a die there and read a face on it at PART_FACE, and where
-        it does not meet a kept die. A side face of the kept die itself (a cocked die, a
-        wide lens's tall side) gives a weaker face read: at 0.5, 6 invented dice on 1,500
-        synthetic scenes; at 0.8, 1 (beside a cocked Biggy boxed in two already), with 7
-        dice found, all read right (bench 1, hard seed 91 2, wide-lens seeds 97 and 5000 1
-        and 3); the photo and render sets unchanged."""
+                settled: dict) -> dict[int, tuple[tuple[float, ...], np.ndarray, np.ndarray]]:
+        """The dropped boxes that hold a die of their own beside the kept box they overlap, each
+        with that die's box, its crop and the nets' answer on it. Two touching dice of one colour
+        (a player's dice lie together after a roll) may get one detector box round both, besides
+        the box of the surer of them, which hides it; refined, the box round both stays round both
+        (a Biggy pink 5 beside a pink 1 of the bench's scenes). What it holds past the kept box, if
+        at least PART_LEAST of that box's side, is refined alone, and is a die where the nets are
+        RESCUE_SURE of a die there and read a face on it at PART_FACE, and where it does not meet a
+        kept die. A side face of the kept die itself (a cocked die, a wide lens's tall side) gives
+        a weaker face read: at 0.5, 6 invented dice on 1,500 synthetic scenes; at 0.8, 1 (beside a
+        cocked Biggy boxed in two already), with 7 dice found, all read right (bench 1, hard seed
+        91 2, wide-lens seeds 97 and 5000 1 and 3); the photo and render sets unchanged."""
         if self.refiner is None:
             return {}
         from .valuenet import NOT_A_DIE
@@ -1137,12 +1131,15 @@ class DiceReader:
             return {}
         rows = list(cand)
         refined = self.refiner.refine(frame, [cand[i] for i in rows])
-        probs = self.net.predict(self._crops(frame, refined))
-        out: dict[int, tuple[float, float, float, float]] = {}
-        for i, r, p in zip(rows, refined, probs, strict=True):
-            if (1.0 - p[NOT_A_DIE] >= RESCUE_SURE and _faces(p[None], 1, PART_FACE)[0]
-                    and not any(_same_die(r, q) for q in list(seen.values()) + list(out.values()))):
-                out[i] = r
+        crops = self._crops(frame, refined)
+        probs = self.net.predict(crops)
+        dice = (1.0 - probs[:, NOT_A_DIE] >= RESCUE_SURE) & _faces(probs, 1, PART_FACE)
+        taken = list(seen.values())
+        out = {}
+        for k, i in enumerate(rows):
+            if dice[k] and not any(_same_die(refined[k], q) for q in taken):
+                out[i] = (refined[k], crops[k], probs[k])
+                taken.append(refined[k])
         return out
 
     def _colours(self, frame: np.ndarray, boxes: list, gains: np.ndarray | None = None,
