@@ -1104,8 +1104,9 @@ def test_a_cluster_of_large_dice_is_not_one_die_to_the_quarter_look(
         monkeypatch: pytest.MonkeyPatch):
     """Twelve dice of about 100 px lying in clusters: the quarter look boxes two or three of
     them at a time as one die and reads a face there, so the frame would be looked at again at
-    96 px, where no die is found. The usual look reads the dice themselves as faces surely,
-    so it keeps the frame."""
+    96 px, where at most one of the twelve is found (a box refined twice, `AGAIN_DIE`, may
+    come to one). The usual look reads the dice themselves as faces surely, so it keeps the
+    frame."""
     from vision import reader as rd
     from vision.synth import render_scene
 
@@ -1115,7 +1116,7 @@ def test_a_cluster_of_large_dice_is_not_one_die_to_the_quarter_look(
     assert len(pairs) == len(labels) == 12
     assert sum(r.value == lab["value"] for lab, r in pairs) >= 11
     monkeypatch.setattr(rd, "OUTREAD_LEAST", float("inf"))
-    assert not READER.read(img)
+    assert len(READER.read(img)) <= 1
 
 
 @pytest.mark.parametrize("seed", [108, 254, 265, 287])
@@ -1261,6 +1262,46 @@ def test_a_cocked_die_s_side_face_is_not_parted_from_it(monkeypatch: pytest.Monk
     assert len(_invented(img, entry["dice"], 0.5)) == 1
 
 
+def _as_saved(img: np.ndarray) -> np.ndarray:
+    """The frame as `vegas-table synth` writes it (JPEG at quality 95), as the bench reads it."""
+    return cv2.imdecode(cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 95])[1],
+                        cv2.IMREAD_COLOR)
+
+
+def test_a_box_straddling_two_dice_is_refined_twice_to_the_die_between_them(
+        monkeypatch: pytest.MonkeyPatch):
+    """A purple 4 between two black dice: the detector's box straddles it and its right-hand
+    neighbour, and one move of the refiner leaves it half there (no die to the nets). Moved
+    once more it holds the 4 alone: found, read right, asked about (the weak face read).
+    Without the second move (AGAIN_DIE above any probability), missed."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(2145, "hard", 1280, 960)
+    img = _as_saved(img)
+    die = next(d for d in entry["dice"] if iou(d["bbox"], [610, 638, 642, 669]) > 0.95)
+    found = _reads_on(img, die)
+    assert len(found) == 1 and found[0].value == die["value"] == 4
+    assert found[0].confidence < rd.CERTAIN
+    monkeypatch.setattr(rd, "AGAIN_DIE", 1.01)
+    assert not _reads_on(img, die)
+
+
+def test_a_speck_refined_twice_is_kept_only_where_the_nets_are_sure_of_a_die(
+        monkeypatch: pytest.MonkeyPatch):
+    """A wide lens's floor print: a dot the detector peaks on, which two moves of the refiner
+    bring to a box the nets half take for a die (0.85). Held to AGAIN_DIE it is no die;
+    held only to the one move's RESCUE_SURE, it is reported, an invented die."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(5151, "wide", 1280, 960)
+    img = _as_saved(img)
+    before = len(_invented(img, entry["dice"], 0.5))
+    monkeypatch.setattr(rd, "AGAIN_DIE", rd.RESCUE_SURE)
+    assert len(_invented(img, entry["dice"], 0.5)) == before + 1
+
+
 def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():
     """Which way the frame is re-toned follows its median level; a frame in between is not
     looked at again."""
@@ -1278,16 +1319,18 @@ def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():
 
 
 def test_a_small_frame_s_tiny_dice_are_looked_at_enlarged(monkeypatch: pytest.MonkeyPatch):
-    """A 640 px frame of a distant camera (dice of about 15 px): a second look at the frame's
-    own size leaves them below what the detector finds; enlarged, it finds them."""
+    """A 640 px frame of a distant wide-lens camera (dice of 15-20 px): a second look at the
+    frame's own size leaves some below what the detector finds; enlarged, it finds them. (The
+    normal preset's small dice are all found either way since boxes are refined twice.)"""
     from vision import reader as rd
     from vision.synth import render_scene
 
     scenes = []
-    for seed in (38, 51, 60, 71):
-        img, entry = render_scene(seed, "normal", 1280, 960)
+    for seed in (54, 58, 66, 74):
+        img, entry = render_scene(seed, "wide", 1280, 960)
         small = cv2.resize(img, (640, 480), interpolation=cv2.INTER_AREA)
-        scenes.append((small, [dict(d, bbox=[v / 2 for v in d["bbox"]]) for d in entry["dice"]]))
+        scenes.append((small, [dict(d, bbox=[v / 2 for v in d["bbox"]])
+                               for d in entry["dice"] if not d["cut"]]))
     labels = sum(len(dice) for _, dice in scenes)
 
     def found() -> int:
