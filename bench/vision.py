@@ -44,10 +44,12 @@ LABEL_FIXES = REPO / "bench" / "label_fixes.json"
 def audited_copy(name: str, folder: Path, tmp: Path, fixes_file: Path = LABEL_FIXES
                  ) -> Path | None:
     """The set with `label_fixes.json`'s corrections, as a manifest beside links to the
-    original images; None when nothing is listed for it. A fix is either a value (`die`, `was`,
-    `value`) or a die the labels miss (`add`: its value and box in the manifest's pixels). A
-    fix that no longer fits the manifest (`was` changed, or the added die is labelled by now)
-    stops the benchmark: the set changed and the audit must be redone."""
+    original images; None when nothing is listed for it. A fix is a value (`die`, `was`,
+    `value`), a box (`die`, `was_bbox`, `bbox`: a label box plainly round more than its die,
+    which no reader's box of the die could match), or a die the labels miss (`add`: its
+    value and box in the manifest's pixels). A fix that no longer fits the manifest (`was`
+    or `was_bbox` changed, or the added die is labelled by now) stops the benchmark: the set
+    changed and the audit must be redone."""
     fixes = json.loads(fixes_file.read_text(encoding="utf-8"))
     listed = fixes.get(name, [])
     todo: dict[tuple[str, int], dict] = {}
@@ -68,7 +70,13 @@ def audited_copy(name: str, folder: Path, tmp: Path, fixes_file: Path = LABEL_FI
         entry = json.loads(line)
         for i, die in enumerate(entry["dice"]):
             fix = todo.pop((entry["image"], i), None)
-            if fix is not None:
+            if fix is not None and "was_bbox" in fix:
+                if [float(v) for v in die.get("bbox", [])] != [float(v) for v in fix["was_bbox"]]:
+                    raise SystemExit(f"label_fixes.json: {name} {entry['image']} die {i} is "
+                                     f"boxed {die.get('bbox')}, not {fix['was_bbox']}: redo "
+                                     "the audit")
+                die["bbox"] = fix["bbox"]
+            elif fix is not None:
                 if die.get("value") != fix["was"]:
                     raise SystemExit(f"label_fixes.json: {name} {entry['image']} die {i} is "
                                      f"{die.get('value')}, not {fix['was']}: redo the audit")

@@ -671,6 +671,26 @@ def test_a_stale_label_fix_stops_the_benchmark(tmp_path: Path):
         _audit(tmp_path, folder, {"die": 1, "was": 5, "value": 3})
 
 
+def test_an_audit_can_bring_a_loose_label_box_to_its_die(tmp_path: Path):
+    """A die labelled with a box far round it: the reader's box of the die misses it (a
+    missed die and a confident invention); the audited copy, given the die's box, counts the
+    die found and read right. A box fix whose old box no longer fits stops the benchmark."""
+    loose = labels_for(SCENE_A)
+    loose[3]["bbox"] = [5, 85, 95, 175]  # the 6 at (20, 100), side 40: IoU 0.2
+    folder = write_set(tmp_path / "set", {"a": (draw(320, 240, SCENE_A), loose)})
+    audited = _audit(tmp_path, folder,
+                     {"die": 3, "was_bbox": [5, 85, 95, 175], "bbox": [20, 100, 60, 140]})
+    before = evaluate(folder, pixel_reader)
+    after = evaluate(audited, pixel_reader)
+    assert (before.matched, before.confident_wrong) == (3, 1)
+    assert (after.matched, after.confident_wrong, after.value_accuracy) == (4, 0, 1.0)
+    assert load_manifest(folder)[0]["dice"][3]["bbox"] == [5, 85, 95, 175]
+    (tmp_path / "stale").mkdir()
+    with pytest.raises(SystemExit, match="redo the audit"):
+        _audit(tmp_path / "stale", folder,
+               {"die": 2, "was_bbox": [5, 85, 95, 175], "bbox": [0, 0, 9, 9]})
+
+
 def test_an_audit_can_add_a_die_the_labels_miss(tmp_path: Path):
     """A die drawn but never labelled: the published labels count the reader's right read as
     an invention; the audited copy, given the die, counts it found and right."""
