@@ -1287,6 +1287,25 @@ def test_a_box_straddling_two_dice_is_refined_twice_to_the_die_between_them(
     assert not _reads_on(img, die)
 
 
+def test_a_box_dropped_for_its_neighbour_is_refined_twice_before_it_is_given_up(
+        monkeypatch: pytest.MonkeyPatch):
+    """A white 6 in a wide-lens cluster of three: its box, grown over a neighbour and dropped
+    for it, is no die to the nets once refined; moved once more it holds the 6 alone: found,
+    read right, asked about. Without the second move (AGAIN_DIE above any probability),
+    missed."""
+    from vision import reader as rd
+    from vision.synth import render_scene
+
+    img, entry = render_scene(178, "wide", 1280, 960)
+    img = _as_saved(img)
+    die = next(d for d in entry["dice"] if iou(d["bbox"], [1011, 267, 1120, 354]) > 0.95)
+    found = _reads_on(img, die)
+    assert len(found) == 1 and found[0].value == die["value"] == 6
+    assert found[0].confidence < rd.CERTAIN
+    monkeypatch.setattr(rd, "AGAIN_DIE", 1.01)
+    assert not _reads_on(img, die)
+
+
 def test_a_speck_refined_twice_is_kept_only_where_the_nets_are_sure_of_a_die(
         monkeypatch: pytest.MonkeyPatch):
     """A wide lens's floor print: a dot the detector peaks on, which two moves of the refiner

@@ -1099,6 +1099,18 @@ class DiceReader:
                                                                       settled)))
             hidden += [i for i, p in zip(weak, again, strict=True)
                        if 1.0 - p[NOT_A_DIE] >= RESCUE_SURE]
+            # Still no die once refined, it is moved once more, as in `_rejudged` (a white
+            # die in a wide-lens cluster of three), and kept at AGAIN_DIE; the box it is
+            # judged on is then the one reported.
+            still = [i for i, p in zip(weak, again, strict=True)
+                     if 1.0 - p[NOT_A_DIE] < RESCUE_SURE]
+            if still:
+                moved = self.refiner.refine(frame, [settled[i] for i in still])
+                twice = self.net.predict(self._crops(frame, moved))
+                for i, box, p in zip(still, moved, twice, strict=True):
+                    if 1.0 - p[NOT_A_DIE] >= AGAIN_DIE:
+                        settled[i] = box
+                        hidden.append(i)
         if not hidden:
             return kept
         asked = sorted(set(hidden) | {j for j in kept
