@@ -1268,39 +1268,24 @@ def _as_saved(img: np.ndarray) -> np.ndarray:
                         cv2.IMREAD_COLOR)
 
 
-def test_a_box_straddling_two_dice_is_refined_twice_to_the_die_between_them(
-        monkeypatch: pytest.MonkeyPatch):
-    """A purple 4 between two black dice: the detector's box straddles it and its right-hand
-    neighbour, and one move of the refiner leaves it half there (no die to the nets). Moved
-    once more it holds the 4 alone: found, read right, asked about (the weak face read).
-    Without the second move (AGAIN_DIE above any probability), missed."""
+@pytest.mark.parametrize("seed, preset, box, value", [
+    (2145, "hard", [610, 638, 642, 669], 4), (178, "wide", [1011, 267, 1120, 354], 6)])
+def test_a_box_no_die_once_refined_is_refined_twice_to_its_die(
+        monkeypatch: pytest.MonkeyPatch, seed: int, preset: str, box: list[float], value: int):
+    """A purple 4 between two black dice, whose detector box straddles it and its right-hand
+    neighbour (`_rejudged`); a white 6 in a wide-lens cluster of three, whose box, grown over
+    a neighbour, is dropped for it (`_dice_among`). One move of the refiner leaves each box
+    half on the neighbour, no die to the nets; moved once more it holds the die alone:
+    found, read right, asked about. Without the second move (AGAIN_DIE above any
+    probability), missed."""
     from vision import reader as rd
     from vision.synth import render_scene
 
-    img, entry = render_scene(2145, "hard", 1280, 960)
+    img, entry = render_scene(seed, preset, 1280, 960)
     img = _as_saved(img)
-    die = next(d for d in entry["dice"] if iou(d["bbox"], [610, 638, 642, 669]) > 0.95)
+    die = next(d for d in entry["dice"] if iou(d["bbox"], box) > 0.95)
     found = _reads_on(img, die)
-    assert len(found) == 1 and found[0].value == die["value"] == 4
-    assert found[0].confidence < rd.CERTAIN
-    monkeypatch.setattr(rd, "AGAIN_DIE", 1.01)
-    assert not _reads_on(img, die)
-
-
-def test_a_box_dropped_for_its_neighbour_is_refined_twice_before_it_is_given_up(
-        monkeypatch: pytest.MonkeyPatch):
-    """A white 6 in a wide-lens cluster of three: its box, grown over a neighbour and dropped
-    for it, is no die to the nets once refined; moved once more it holds the 6 alone: found,
-    read right, asked about. Without the second move (AGAIN_DIE above any probability),
-    missed."""
-    from vision import reader as rd
-    from vision.synth import render_scene
-
-    img, entry = render_scene(178, "wide", 1280, 960)
-    img = _as_saved(img)
-    die = next(d for d in entry["dice"] if iou(d["bbox"], [1011, 267, 1120, 354]) > 0.95)
-    found = _reads_on(img, die)
-    assert len(found) == 1 and found[0].value == die["value"] == 6
+    assert len(found) == 1 and found[0].value == die["value"] == value
     assert found[0].confidence < rd.CERTAIN
     monkeypatch.setattr(rd, "AGAIN_DIE", 1.01)
     assert not _reads_on(img, die)
