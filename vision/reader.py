@@ -938,22 +938,7 @@ class DiceReader:
         refined = self.refiner.refine(frame, [boxes[i] for i in asked])
         again = self._crops(frame, refined)
         p = self.net.predict(again)
-        # The refiner moves a box TRUST of the way to its die, so a box straddling two dice
-        # may end its move still half on the neighbour, no die to the nets (the bench's
-        # synthetic scenes: a purple 4 between two black dice, die probability 0.28 once
-        # refined, 1.00 twice). Such a box is refined once more, and kept only where the
-        # nets are as sure of a die there as of a faint one (AGAIN_DIE): moved twice, it
-        # has travelled far from the detector's guess, and specks (a printed dot, a pebble
-        # off the tray) so moved were dice to them at 0.84-0.85.
-        again_rows = [j for j in range(len(asked)) if 1.0 - p[j, NOT_A_DIE] < RESCUE_SURE]
-        need = np.full(len(asked), RESCUE_SURE, np.float32)
-        if again_rows:
-            moved = self.refiner.refine(frame, [refined[j] for j in again_rows])
-            moved_crops = self._crops(frame, moved)
-            moved_p = self.net.predict(moved_crops)
-            for k, j in enumerate(again_rows):
-                refined[j], again[j], p[j] = moved[k], moved_crops[k], moved_p[k]
-                need[j] = AGAIN_DIE
+        need = self._moved_again(frame, refined, again, p)
         # A weaker peak's refined box must also show a face surely, as a faint die's must:
         # refined onto a speck, a wide lens's side face or a wall's printed letter, such a
         # box is often a die to the nets, but shows them no face (on the bench's scenes,
@@ -972,6 +957,30 @@ class DiceReader:
                 boxes[i], crops[i], probs[i] = refined[j], again[j], p[j]
                 rescued.add(i)
         return boxes, crops, probs, rescued
+
+    def _moved_again(self, frame: np.ndarray, refined: list, crops: np.ndarray,
+                     probs: np.ndarray) -> np.ndarray:
+        """The die probability each refined box must reach to be kept: RESCUE_SURE, or
+        AGAIN_DIE for a box the nets still call no die, which is moved once more (`refined`,
+        `crops` and `probs` are updated in place for those). The refiner moves a box TRUST of
+        the way to its die, so a box straddling two dice may end its move still half on the
+        neighbour, no die to the nets (the bench's synthetic scenes: a purple 4 between two
+        black dice, die probability 0.28 once refined, 1.00 twice). Moved twice, a box has
+        travelled far from the detector's guess, so the nets must be as sure of a die there as
+        of a faint one: specks (a printed dot, a pebble off the tray) so moved were dice to
+        them at 0.84-0.85."""
+        from .valuenet import NOT_A_DIE
+
+        need = np.full(len(refined), RESCUE_SURE, np.float32)
+        rows = [j for j in range(len(refined)) if 1.0 - probs[j, NOT_A_DIE] < RESCUE_SURE]
+        if rows:
+            moved = self.refiner.refine(frame, [refined[j] for j in rows])
+            moved_crops = self._crops(frame, moved)
+            moved_p = self.net.predict(moved_crops)
+            for k, j in enumerate(rows):
+                refined[j], crops[j], probs[j] = moved[k], moved_crops[k], moved_p[k]
+                need[j] = AGAIN_DIE
+        return need
 
     def _faint_dice(self, frame: np.ndarray, faint: list, found: list
                     ) -> tuple[list, np.ndarray | None, np.ndarray | None]:
@@ -1095,22 +1104,16 @@ class DiceReader:
         if weak:
             from .valuenet import NOT_A_DIE
 
-            again = self.net.predict(self._crops(frame, self._refined(frame, boxes, weak,
-                                                                      settled)))
-            hidden += [i for i, p in zip(weak, again, strict=True)
-                       if 1.0 - p[NOT_A_DIE] >= RESCUE_SURE]
-            # Still no die once refined, it is moved once more, as in `_rejudged` (a white
-            # die in a wide-lens cluster of three), and kept at AGAIN_DIE; the box it is
-            # judged on is then the one reported.
-            still = [i for i, p in zip(weak, again, strict=True)
-                     if 1.0 - p[NOT_A_DIE] < RESCUE_SURE]
-            if still:
-                moved = self.refiner.refine(frame, [settled[i] for i in still])
-                twice = self.net.predict(self._crops(frame, moved))
-                for i, box, p in zip(still, moved, twice, strict=True):
-                    if 1.0 - p[NOT_A_DIE] >= AGAIN_DIE:
-                        settled[i] = box
-                        hidden.append(i)
+            # Still no die once refined, such a box is moved once more (a white die in a
+            # wide-lens cluster of three); the box it is judged on is the one reported.
+            refined = self._refined(frame, boxes, weak, settled)
+            crops = self._crops(frame, refined)
+            again = self.net.predict(crops)
+            need = self._moved_again(frame, refined, crops, again)
+            for i, box, p, least in zip(weak, refined, again, need, strict=True):
+                if 1.0 - p[NOT_A_DIE] >= least:
+                    settled[i] = box
+                    hidden.append(i)
         if not hidden:
             return kept
         asked = sorted(set(hidden) | {j for j in kept
