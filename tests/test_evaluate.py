@@ -334,9 +334,14 @@ def test_colour_and_big_scored_only_where_labelled(tmp_path: Path):
     r = evaluate(folder, pixel_reader, crops_dir=tmp_path / "crops")  # white, small for all
     assert r.colour_accuracy == 0.5 and r.big_accuracy == 0.5
     assert r.value_accuracy == 1.0  # a colour slip is no value error...
-    [f] = r.failures  # ...but is written out to be looked at
+    # ...but both slips are written out to be looked at
+    f, g = sorted(r.failures, key=lambda f: f.kind, reverse=True)
     assert (f.kind, f.label_value, f.pred["colour"]) == ("colour", 3, "white")
     assert Path(f.crop).name == "colour_red_as_white_a_d1.png" and Path(f.crop).is_file()
+    assert (g.kind, g.label_value, g.pred.get("big", False)) == ("big", 3, False)
+    assert Path(g.crop).name == "big_big_as_plain_a_d1.png" and Path(g.crop).is_file()
+    header, _, row = format_table([r]).splitlines()
+    assert header.split()[-7:-4] == ["acc", "big", "acc"] and row.split()[-4] == "50.0%"
     r = evaluate(folder, pixel_reader, limit=0)
     assert r.images == 0 and r.recall is None and r.colour_accuracy is None
     assert r.ms_per_image is None and r.ms_p95 is None

@@ -282,7 +282,7 @@ class Failure:
     """One die to look at: enough to find it in the image and to group failures by cause."""
 
     kind: str  # "missed" (label not found), "extra" (false detection), "wrong" (value),
-    # or "colour" (matched, its colour misnamed)
+    # "colour" (matched, its colour misnamed) or "big" (matched, its Biggy flag wrong)
     image: str  # manifest-relative image name
     bbox: list[float]  # in the evaluated (restored / scaled) image's pixels
     label_value: int | None = None
@@ -416,7 +416,21 @@ def evaluate(
                     )
             if isinstance(label.get("big"), bool):
                 big_seen += 1
-                big_right += bool(pred.get("big")) == label["big"]
+                if bool(pred.get("big")) == label["big"]:
+                    big_right += 1
+                else:
+                    # Royale counts a Biggy twice: a flag the wrong way miscounts a casino.
+                    said = "big" if label["big"] else "plain"
+                    read = "plain" if label["big"] else "big"
+                    crop = _write_crop(crops, image, label["bbox"],
+                                       f"big_{said}_as_{read}_{stem}_d{q}.png")
+                    failures.append(
+                        Failure(
+                            kind="big", image=entry["name"], bbox=list(label["bbox"]),
+                            label_value=lv, pred_value=pv, confidence=pred["confidence"],
+                            iou=overlap, label=label, pred=pred, crop=crop,
+                        )
+                    )
             if pv == lv:
                 continue
             all_right = False
@@ -590,6 +604,7 @@ _COLUMNS = [
     ("wrong/1k sure", lambda r: "-" if r.confident_wrong_per_1000 is None
      else f"{r.confident_wrong_per_1000:.1f}"),
     ("colour acc", lambda r: _pct(r.colour_accuracy)),
+    ("big acc", lambda r: _pct(r.big_accuracy)),
     ("IoU", lambda r: "-" if r.mean_iou is None else f"{r.mean_iou:.2f}"),
     ("ms/img", lambda r: _ms(r.ms_per_image)),
     ("ms p95", lambda r: _ms(r.ms_p95)),
