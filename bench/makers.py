@@ -39,7 +39,7 @@ def _pct(x: float | None) -> str:
 def row(preset: str, kind: str, r: SetReport) -> str:
     return (f"{preset:8s}  {kind:12s}  {r.images:6d}  {r.labels:5d}  {_pct(r.recall):>6s}  "
             f"{_pct(r.precision):>9s}  {_pct(r.value_accuracy):>9s}  {r.confident_wrong:10d}  "
-            f"{_pct(r.colour_accuracy):>10s}")
+            f"{_pct(r.colour_accuracy):>10s}  {_pct(r.big_accuracy):>7s}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         return [d.to_dict() for d in reader.read(image)]
 
     print("preset    dice          images   dice  recall  precision  value acc  conf-wrong"
-          "  colour acc")
+          "  colour acc  big acc")
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="vegas-makers-") as tmp:
         for preset in presets:

@@ -20,6 +20,7 @@ def test_a_row_for_the_game_s_dice_and_each_plastic_asked_for(capsys: pytest.Cap
         assert images == 2 and dice >= 2
         assert rows[0][3] == r[3]  # the same dice, whatever they are made of
         assert all(v.endswith("%") for v in r[4:7])
+        assert r[8].endswith("%") and r[9].endswith("%")  # colour, and the Biggy flag
 
 
 @pytest.mark.parametrize("args, named", [(["--materials", "glass"], "glass"),
