@@ -403,50 +403,28 @@ def evaluate(
                 else:
                     # A die given to the wrong player is as costly as a wrong value, and
                     # is found only by looking at it.
-                    crop = _write_crop(
-                        crops, image, label["bbox"],
-                        f"colour_{label['colour']}_as_{pred.get('colour')}_{stem}_d{q}.png",
-                    )
-                    failures.append(
-                        Failure(
-                            kind="colour", image=entry["name"], bbox=list(label["bbox"]),
-                            label_value=lv, pred_value=pv, confidence=pred["confidence"],
-                            iou=overlap, label=label, pred=pred, crop=crop,
-                        )
-                    )
+                    name = f"colour_{label['colour']}_as_{pred.get('colour')}_{stem}_d{q}.png"
+                    failures.append(_slip("colour", name, crops, image, entry["name"], label,
+                                          pred, overlap))
             if isinstance(label.get("big"), bool):
                 big_seen += 1
                 if bool(pred.get("big")) == label["big"]:
                     big_right += 1
                 else:
                     # Royale counts a Biggy twice: a flag the wrong way miscounts a casino.
-                    said = "big" if label["big"] else "plain"
-                    read = "plain" if label["big"] else "big"
-                    crop = _write_crop(crops, image, label["bbox"],
-                                       f"big_{said}_as_{read}_{stem}_d{q}.png")
-                    failures.append(
-                        Failure(
-                            kind="big", image=entry["name"], bbox=list(label["bbox"]),
-                            label_value=lv, pred_value=pv, confidence=pred["confidence"],
-                            iou=overlap, label=label, pred=pred, crop=crop,
-                        )
-                    )
+                    said, read = ("big", "plain") if label["big"] else ("plain", "big")
+                    name = f"big_{said}_as_{read}_{stem}_d{q}.png"
+                    failures.append(_slip("big", name, crops, image, entry["name"], label,
+                                          pred, overlap))
             if pv == lv:
                 continue
             all_right = False
             n_wrong += 1
             if pred["confidence"] >= confident:
                 n_confident_wrong += 1
-            crop = _write_crop(
-                crops, image, label["bbox"], f"wrong_{_v(lv)}_as_{_v(pv)}_{stem}_d{q}.png"
-            )
-            failures.append(
-                Failure(
-                    kind="wrong", image=entry["name"], bbox=list(label["bbox"]),
-                    label_value=lv, pred_value=pv, confidence=pred["confidence"],
-                    iou=overlap, label=label, pred=pred, crop=crop,
-                )
-            )
+            name = f"wrong_{_v(lv)}_as_{_v(pv)}_{stem}_d{q}.png"
+            failures.append(_slip("wrong", name, crops, image, entry["name"], label, pred,
+                                  overlap))
         for p in extra:
             pred = preds[p]
             if pred["confidence"] >= confident:
@@ -528,6 +506,17 @@ def _check_predictions(raw: Any, image_name: str) -> list[dict]:
             }
         )
     return preds
+
+
+def _slip(kind: str, name: str, crops: Path | None, image: np.ndarray, where: str,
+          label: dict, pred: dict, overlap: float) -> Failure:
+    """A matched die to look at (a wrong value, colour or Biggy flag): its record, and its
+    crop written as `name`, so every kind of slip is kept and named the same way."""
+    return Failure(
+        kind=kind, image=where, bbox=list(label["bbox"]), label_value=label.get("value"),
+        pred_value=pred["value"], confidence=pred["confidence"], iou=overlap, label=label,
+        pred=pred, crop=_write_crop(crops, image, label["bbox"], name),
+    )
 
 
 def _write_crop(
