@@ -190,6 +190,28 @@ def test_coloured_pips_are_no_part_of_the_die_s_colour(body: str, pip: str):
         assert [r.colour for _, r in pairs] == [lab["colour"] for lab, _ in pairs]
 
 
+@pytest.mark.parametrize(("body", "pip", "seed"), [("green", "blue", 6), ("green", "blue", 7),
+                                                   ("blue", "green", 6), ("blue", "green", 7)])
+def test_pips_in_a_paint_the_nets_never_saw_are_read(body: str, pip: str, seed: int):
+    """Issue 3: dice of any colour with light or dark pips. Blue pips on a green die are
+    about as light as the die, so grey loses them, and the colour nets know pips in the
+    paints they were trained on: they read some of these only when the crop's colour
+    channels are put in other orders too (`PAINT_BELOW`)."""
+    from vision.valuenet import ValueNet
+
+    s = random_scene(seed, "easy")
+    cx, cy = centre(s)
+    dice = [die(cx + (i % 3 - 1) * 45, cy + (i // 3 - 0.5) * 45, value=i + 1, colour=body,
+                pip_colour=pip, angle_deg=10 + 20 * i) for i in range(6)]
+    _, img, labels = scene(dice, seed=seed)
+    pairs = matched(labels, READER.read(img))
+    assert [r.value for _, r in pairs] == [1, 2, 3, 4, 5, 6]
+    one_paint = DiceReader()
+    one_paint.net = ValueNet(paint_below=None)
+    pairs = matched(labels, one_paint.read(img))
+    assert len(pairs) == 6 and [r.value for _, r in pairs] != [1, 2, 3, 4, 5, 6]
+
+
 def test_touching_dice_are_separated():
     s = random_scene(5, "easy")
     cx, cy = centre(s)
@@ -395,7 +417,7 @@ def test_a_weak_peak_on_box_art_shows_no_face_and_stays_no_die(
     assert len(_invented(img, entry["dice"], 0.3)) == 1
 
 
-@pytest.mark.parametrize(("seed", "index", "wrong"), [(63, 0, 5), (16, 10, 6)])
+@pytest.mark.parametrize(("seed", "index", "wrong"), [(43, 5, 5), (16, 10, 6)])
 def test_the_refined_look_reads_dice_the_first_look_gets_wrong(
         monkeypatch: pytest.MonkeyPatch, seed: int, index: int, wrong: int):
     """Two hard scenes' dice the nets read wrongly on the detector's box (a flat 4 as a 5,
@@ -546,7 +568,7 @@ def test_unreadable_only_when_the_nets_hold_it_more_likely_than_not(
         def crop(self, frame, box, nadir=None):
             return real.crop(frame, box, nadir)
 
-        def predict(self, crops):
+        def predict(self, crops, paints=False):
             p = np.zeros((len(crops), 8), np.float32)
             p[:, 4], p[:, 5], p[:, 7] = rest * 0.7, rest * 0.3, p_unreadable
             return p
@@ -1381,7 +1403,7 @@ def test_a_read_is_certain_only_well_above_the_nets_0_9(p_face: float, certain: 
         def crop(self, frame, box, nadir=None):
             return real.crop(frame, box, nadir)
 
-        def predict(self, crops):
+        def predict(self, crops, paints=False):
             p = np.full((len(crops), 8), (1.0 - p_face) / 7, np.float32)
             p[:, 4] = p_face
             return p

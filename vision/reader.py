@@ -714,7 +714,9 @@ class DiceReader:
             # Which boxes are dice stays the first look's call; every face from here on is
             # read turned to where the camera is.
             crops = self._crops(frame, boxes)
-            probs = self.net.predict(crops)
+            probs = self.net.predict(crops, paints=True)
+        else:
+            probs = self._paint_look(crops, probs, kept)
         doubted = _doubted_by_rivals(boxes, probs, kept)
         # Which boxes are dice stays the first look's call (the checks below and the Biggy
         # sizes were tuned on it); the face read in each is the mirrored and the refined
@@ -904,9 +906,31 @@ class DiceReader:
         if self.refiner is None or not rows:
             return probs
         refined = self._refined(frame, boxes, rows, settled)
-        again = self.net.predict(self._crops(frame, refined))
+        again = self.net.predict(self._crops(frame, refined), paints=True)
         out = np.array(probs, np.float32)
         out[rows] = (1.0 - REFINED_LOOK) * out[rows] + REFINED_LOOK * again
+        return out
+
+    def _paint_look(self, crops: np.ndarray, probs: np.ndarray, rows: list[int]
+                    ) -> np.ndarray:
+        """`probs`, with the faces' split of each of `rows` read less surely than
+        MIRROR_BELOW taken from the nets reading its crop in other paints too.
+
+        Asked only once the dice are decided, so which boxes are dice stays the plain
+        look's call, and only the split among the faces moves (a die's "no die" and
+        "unreadable" stay as they were): dice of another maker's paints (blue pips on a
+        green die, which grey loses too) are read, and no die is found or lost by it."""
+        unsure = [i for i in rows if probs[i].max() < MIRROR_BELOW]
+        if not unsure:
+            return probs
+        from .valuenet import UNREADABLE
+
+        again = self.net.predict(np.asarray(crops)[unsure], paints=True)
+        out = np.array(probs, np.float32)
+        faces = slice(1, UNREADABLE)
+        mass = out[unsure, faces].sum(axis=1, keepdims=True)
+        split = again[:, faces] / np.maximum(again[:, faces].sum(axis=1, keepdims=True), 1e-12)
+        out[unsure, faces] = mass * split
         return out
 
     def _refined(self, frame: np.ndarray, boxes: list, rows: Sequence[int], settled: dict
@@ -1820,7 +1844,7 @@ def _mirror_unsure(net: Any, crops: np.ndarray, probs: np.ndarray, rows: Sequenc
     unsure = [i for i in rows if out[i].max() < below]
     if unsure:
         mirrored = np.ascontiguousarray(np.asarray(crops, np.float32)[unsure][..., ::-1])
-        out[unsure] = (out[unsure] + net.predict(mirrored)) / 2
+        out[unsure] = (out[unsure] + net.predict(mirrored, paints=True)) / 2
     return out
 
 
