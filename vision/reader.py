@@ -923,14 +923,11 @@ class DiceReader:
         unsure = [i for i in rows if probs[i].max() < MIRROR_BELOW]
         if not unsure:
             return probs
-        from .valuenet import UNREADABLE
+        from .valuenet import faces_split_as
 
         again = self.net.predict(np.asarray(crops)[unsure], paints=True)
         out = np.array(probs, np.float32)
-        faces = slice(1, UNREADABLE)
-        mass = out[unsure, faces].sum(axis=1, keepdims=True)
-        split = again[:, faces] / np.maximum(again[:, faces].sum(axis=1, keepdims=True), 1e-12)
-        out[unsure, faces] = mass * split
+        out[unsure] = faces_split_as(out[unsure], again)
         return out
 
     def _refined(self, frame: np.ndarray, boxes: list, rows: Sequence[int], settled: dict

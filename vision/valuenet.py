@@ -54,6 +54,18 @@ PAINT_BELOW = 0.75
 _OTHER_ORDERS = ((1, 2, 0), (2, 0, 1))
 
 
+def faces_split_as(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Rows of class probabilities `p` whose six faces keep their total but share it as in
+    `q`: a second reading may say which face a die shows, while whether it is a die at all,
+    and whether it can be read, stay the first reading's call."""
+    faces = slice(1, UNREADABLE)
+    out = np.array(p, copy=True)
+    mass = p[:, faces].sum(axis=1, keepdims=True)
+    out[:, faces] = mass * (q[:, faces] / np.maximum(q[:, faces].sum(axis=1, keepdims=True),
+                                                     1e-12))
+    return out
+
+
 def is_training_image(name: str) -> bool:
     """Decide once, by a hash of the manifest's image name, which photos the net may learn from.
 
@@ -350,11 +362,7 @@ class ValueNet:
             return p
         others = np.concatenate([crops[unsure][:, list(o)] for o in _OTHER_ORDERS])
         again = m.probs(others).reshape(len(_OTHER_ORDERS), len(unsure), -1).sum(axis=0)
-        faces = slice(1, UNREADABLE)
-        mean = (p[unsure, faces] + again[:, faces]) / (1 + len(_OTHER_ORDERS))
-        mass = p[unsure, faces].sum(axis=1, keepdims=True)
-        share = mean / np.maximum(mean.sum(axis=1, keepdims=True), 1e-12)
-        p[unsure, faces] = mass * share
+        p[unsure] = faces_split_as(p[unsure], (p[unsure] + again) / (1 + len(_OTHER_ORDERS)))
         return p
 
     def read(
