@@ -4,14 +4,16 @@ Usage: .venv/bin/python bench/cameras.py [--data DIR] [--sets NAME,...] [--probe
        [--limit N] [--crops DIR]
 
 Why: the reader is judged on photos it has never seen, taken by other cameras under other
-lamps. `bench/vision.py` measures the sets as they are; this script measures them as another
-camera would have taken them, from the same labels: closer (the middle of each photo cut out
-and enlarged), turned a quarter, at twice and half the resolution, tilted (a homography of a
-camera turned about its centre), and under a warm or cold cast, half or 1.7x the exposure,
-heavy JPEG, blur and sensor noise. A probe that loses much against `plain` names a camera
-the reader is not ready for. Dice the transformed frame cuts are neither required nor
-counted against the reader (a box mostly inside one is not an extra die). One thread,
-frames at 1280 px on the long side before the transform.
+lamps, of other makers' dice. `bench/vision.py` measures the sets as they are; this script
+measures them as another camera would have taken them, from the same labels: closer (the
+middle of each photo cut out and enlarged), turned a quarter, at twice, half and a third of
+the resolution, tilted (a homography of a camera turned about its centre), under a warm,
+cold or green cast, half or 1.7x the exposure, hazy, heavy JPEG, blur and sensor noise, and
+with the dice's paints changed (red and blue swapped; every hue turned 60 or 180 degrees).
+A probe that loses much against `plain` names a camera, a lamp or a maker the reader is not
+ready for. Dice the transformed frame cuts are neither required nor counted against the
+reader (a box mostly inside one is not an extra die). One thread, frames at 1280 px on the
+long side before the transform.
 """
 
 from __future__ import annotations
@@ -140,6 +142,24 @@ def _jpeg(img: np.ndarray) -> np.ndarray:
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
+def _hazy(img: np.ndarray) -> np.ndarray:
+    """A washed-out frame (a hazy lens, a lamp in the lens): contrast cut almost in half."""
+    return np.clip(img.astype(np.float32) * 0.55 + 0.45 * 150, 0, 255).astype(np.uint8)
+
+
+def _hue(deg: int) -> Callable[[np.ndarray], np.ndarray]:
+    """Every colour's hue turned by `deg` (saturation and value kept): the same dice as if a
+    maker had painted them otherwise (a yellow die with black pips turned half round is a
+    violet one), a guess at the paints the photo sets do not show."""
+    shift = round(deg * 256 / 360)
+
+    def change(img: np.ndarray) -> np.ndarray:
+        hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV_FULL)
+        hsv[..., 0] = ((hsv[..., 0].astype(np.int32) + shift) % 256).astype(np.uint8)
+        return cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR_FULL)
+    return change
+
+
 def _noise(img: np.ndarray) -> np.ndarray:
     rng = np.random.default_rng(0)
     return np.clip(img.astype(np.float32) + rng.normal(0, 10, img.shape), 0, 255
@@ -154,16 +174,23 @@ PROBES: dict[str, Probe] = {
     "closer-6x": zoom(6.0),  # dice of a fifth to a third of the frame: the quarter look
     "turned": turn,
     "half-size": scale(0.5),
+    "third-size": scale(1 / 3),  # byler's dice 20-38 px: a camera far above a big tray
     "double-size": scale(2.0),
     "tilt-x-20": tilt(20, "x"),
     "tilt-y-30": tilt(30, "y"),
     "warm-lamp": pixels(_gain((0.7, 0.95, 1.15))),
     "cold-lamp": pixels(_gain((1.15, 1.0, 0.8))),
+    "green-cast": pixels(_gain((0.85, 1.2, 0.8))),  # a fluorescent tube
     "dark": pixels(_gain((0.45, 0.45, 0.45))),
     "bright": pixels(_gain((1.7, 1.7, 1.7))),
+    "hazy": pixels(_hazy),
     "jpeg-25": pixels(_jpeg),
     "blur": pixels(lambda img: cv2.GaussianBlur(img, (0, 0), 1.5)),
     "noise": pixels(_noise),
+    # Other makers' paints: red and blue swapped (smoky dice with blue pips), hues turned.
+    "paint-swap": pixels(lambda img: np.ascontiguousarray(img[:, :, ::-1])),
+    "paint-hue60": pixels(_hue(60)),
+    "paint-hue180": pixels(_hue(180)),
 }
 
 
