@@ -14,7 +14,7 @@ from vision.synth import render_scene
 CAMERAS = load_bench("cameras")
 
 
-@pytest.mark.parametrize("probe", ["closer-2x", "turned", "half-size", "third-size",
+@pytest.mark.parametrize("probe", ["closer-2x", "turned", "half-size", "third-size", "third-jpeg",
                                    "tilt-x-20", "tilt-y-30"])
 def test_a_probe_s_labels_sit_on_its_dice(probe: str):
     """The reader's boxes on the transformed frame meet the transformed labels, and the
