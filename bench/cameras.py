@@ -1,4 +1,4 @@
-"""The dice reader under other cameras and lamps: every labelled set, transformed.
+"""The dice reader under other cameras, lamps and paints: every labelled set, transformed.
 
 Usage: .venv/bin/python bench/cameras.py [--data DIR] [--sets NAME,...] [--probes NAME,...]
        [--limit N] [--crops DIR]
@@ -9,12 +9,11 @@ measures them as another camera would have taken them, from the same labels: clo
 middle of each photo cut out and enlarged), turned a quarter, at twice, half and a third of
 the resolution (a third once more saved as JPEG), tilted (a homography of a camera turned
 about its centre), under a warm, cold or green cast, half or 1.7x the exposure, hazy, heavy
-JPEG, blur and sensor noise, and with the dice's paints changed (red and blue swapped;
-every hue turned 60 or 180 degrees).
-A probe that loses much against `plain` names a camera, a lamp or a maker the reader is not
-ready for. Dice the transformed frame cuts are neither required nor counted against the
-reader (a box mostly inside one is not an extra die). One thread, frames at 1280 px on the
-long side before the transform.
+JPEG, blur and sensor noise, and with the dice's paints changed (red and blue swapped; every
+hue turned 60 or 180 degrees). A probe that loses much against `plain` names a camera, a
+lamp or a maker the reader is not ready for. Dice the transformed frame cuts are neither
+required nor counted against the reader (a box mostly inside one is not an extra die). One
+thread, frames at 1280 px on the long side before the transform.
 """
 
 from __future__ import annotations

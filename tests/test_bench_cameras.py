@@ -37,7 +37,7 @@ def test_a_read_on_a_die_the_frame_cuts_is_not_counted():
     assert (n, counted, matched, right, wrong) == (1, 2, 1, 1, 1)
 
 
-def _hue_degrees(img, box) -> float:
+def _hue_degrees(img: np.ndarray, box: list[float]) -> float:
     """The circular mean hue of the middle of a box, in degrees."""
     x0, y0, x1, y1 = (round(v) for v in box)
     dx, dy = (x1 - x0) // 4, (y1 - y0) // 4
