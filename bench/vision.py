@@ -1,7 +1,8 @@
 """Dice-reader accuracy and speed on synthetic, rendered and real photos, on one core.
 
 Usage: .venv/bin/python bench/vision.py [--synthetic N] [--data DIR] [--crops DIR] [--limit N]
-       [--valuenet ONNX...] [--detector ONNX] [--boxnet ONNX|none] [--floor]
+       [--valuenet ONNX...] [--context ONNX...|none] [--detector ONNX] [--boxnet ONNX|none]
+       [--floor]
 
 Why: the reader is judged on photos it has never seen, so it is measured on every labelled
 set we have (`../shared/data/realdice/*`, `../shared/data/renders/*`) and on a fresh
@@ -117,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--valuenet", type=Path, nargs="+", default=None,
                         help="candidate value nets (.onnx, each .json beside it; several are "
                              "averaged) instead of the shipped four")
+    parser.add_argument("--context", nargs="+", default=None, metavar="ONNX|none",
+                        help="candidate context nets (asked whether certain reads lean; "
+                             "several are averaged) instead of the shipped ones, or none")
     parser.add_argument("--detector", type=Path, default=None,
                         help="a candidate detector (.onnx, its .json beside it) instead of the "
                              "shipped one")
@@ -132,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
 
         reader.net = ValueNet(args.valuenet)
         print("value nets:", " + ".join(str(p) for p in args.valuenet))
+    if args.context is not None and reader.net is not None:
+        from vision.valuenet import ValueNet
+
+        reader.context = None if args.context == ["none"] else ValueNet(args.context)
+        print("context nets:", " + ".join(args.context))
     if args.detector is not None and reader.detector is not None:
         from vision.detector import Detector
 

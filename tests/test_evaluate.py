@@ -757,3 +757,17 @@ def test_bench_verdicts_hold_every_set_to_one_wrong_certain_read_in_1000():
     assert "byler-d6 certain reads: 5 wrong of 726 = 6.9 per 1,000 (<= 1 needed): short" in lines
     assert ("loose certain reads: 0 wrong of 80 = 0.0 per 1,000 (<= 1 needed): met so far "
             "(fewer than 1,000 certain reads)") in lines
+
+
+def test_bench_vision_takes_candidate_context_nets(tmp_path: Path, capsys):
+    """`--context` puts candidate context nets (averaged) or none in the shipped pair's place,
+    so a retrained one is measured on the whole bench, as `--valuenet` does for the four."""
+    from vision.valuenet import CONTEXT_MODEL
+
+    bench = _bench_vision()
+    for given, shown in ((["none"], "context nets: none"),
+                         ([str(CONTEXT_MODEL)], f"context nets: {CONTEXT_MODEL}")):
+        assert bench.main(["--synthetic", "2", "--data", str(tmp_path), "--context", *given]) == 0
+        out = capsys.readouterr().out
+        assert shown in out
+        assert "synthetic-hard" in out

@@ -288,6 +288,21 @@ def _die_corners(d: DiePose) -> np.ndarray:
     return c + (_CUBE * (_die_size(d) / 2)) @ m.T
 
 
+def _top_face_box(d: DiePose, P: np.ndarray) -> list[float]:
+    """The image box of the face a die turns uppermost. On a cocked die it is what a detector
+    often boxes (the clean top face without the side face the whole die's box holds), so the
+    nets can be taught that such a box, too, holds a die that cannot be read."""
+    m, c = _die_frame(d)
+    h2 = _die_size(d) / 2
+    j = int(np.argmax(np.abs(m[2])))  # the die axis nearest the vertical
+    up = m[:, j] * math.copysign(1.0, float(m[2, j]))
+    a, b = m[:, (j + 1) % 3], m[:, (j + 2) % 3]
+    uv = _project(P, np.array([c + h2 * (up + sa * a + sb * b)
+                               for sa in (-1, 1) for sb in (-1, 1)]))
+    return [float(uv[:, 0].min()), float(uv[:, 1].min()),
+            float(uv[:, 0].max()), float(uv[:, 1].max())]
+
+
 def _footprint(d: DiePose) -> np.ndarray:
     """Convex outline of the die seen from straight above, floor mm, counter-clockwise."""
     if not d.cocked:  # an upright die covers just its square; skip the hull
@@ -1540,14 +1555,17 @@ def render(
             if float((alpha * (1 - hidden)).sum()) < 0.03 * max(float(alpha.sum()), 1e-6):
                 continue
         cut = bbox[0] < -0.5 or bbox[1] < -0.5 or bbox[2] > w + 0.5 or bbox[3] > h + 0.5
-        labels.append({
+        label = {
             "value": None if d.cocked or d.colour in BLANK else d.value,
             "colour": d.colour,
             "big": d.big,
             "bbox": [round(v, 2) for v in cb],
             "cocked": d.cocked,
             "cut": bool(cut),
-        })
+        }
+        if d.cocked:
+            label["top_bbox"] = [round(v, 2) for v in _top_face_box(d, P)]
+        labels.append(label)
     return out, labels
 
 
@@ -1556,9 +1574,12 @@ MATERIALS = ("solid", "marbled", "speckled", "translucent")
 
 def render_scene(
     seed: int, preset: str = "normal", width: int = 1280, height: int = 960,
-    material: str | None = None,
+    material: str | None = None, top_boxes: bool = False,
 ) -> tuple[np.ndarray, dict]:
     """One seed -> one frame and its manifest entry (without the "image" key).
+
+    `top_boxes`: a cocked die's label also gives its top face's box (`top_bbox`), for
+    training; the manifests written keep the shared format's keys.
 
     `material`: every die made by another maker (`fancy`: its 1, sometimes its pips) in this
     plastic, placed and labelled as the game's dice of the same seed; None keeps those.
@@ -1574,7 +1595,8 @@ def render_scene(
     entry = {
         "width": width,
         "height": height,
-        "dice": [{k: lab[k] for k in ("value", "bbox", "colour", "big", "cocked", "cut")}
+        "dice": [{k: lab[k] for k in ("value", "bbox", "colour", "big", "cocked", "cut",
+                                      *(("top_bbox",) if top_boxes else ())) if k in lab}
                  for lab in labels],
         "preset": preset,
         "light_k": round(spec.light_k),
