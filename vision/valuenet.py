@@ -43,6 +43,12 @@ DEFAULT_MODELS = (DEFAULT_MODEL, WIDE_MODEL, GREY_MODEL, LEAN_MODEL)
 # leans the four above read straight through. Not averaged in (it reads values worse, as
 # the die is smaller in its crop); the reader asks it only whether a sure read is cocked.
 CONTEXT_MODEL = DEFAULT_MODEL.with_name("valuenet-context.onnx")
+# The same recipe with half of each synthetic cocked die's crops cut round its top face alone,
+# as the detector often boxes a leaning die; the first was taught leans framed whole, side
+# face and all. The two see different leans, and their mean tells leans from flat dice better
+# than either (see reader.CONTEXT_DOUBT).
+CONTEXT_TOP_MODEL = DEFAULT_MODEL.with_name("valuenet-context-top.onnx")
+CONTEXT_MODELS = (CONTEXT_MODEL, CONTEXT_TOP_MODEL)
 # A colour member less sure than this of a die's face reads the crop again with its colour
 # channels turned round twice (B,G,R -> G,R,B -> R,B,G), and the three answers' mean splits
 # the faces: each member learnt the paints of the dice it was trained on (red pips on a smoky
