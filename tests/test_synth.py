@@ -312,12 +312,18 @@ def test_fancy_keeps_what_a_reader_must_report():
     assert [lab["colour"] for lab in a] == [lab["colour"] for lab in b]
 
 
-def test_cocked_die_shows_more_than_its_top_face():
+def _flat_and_leaning_labels() -> tuple[dict, dict]:
+    """The labels of one blue die drawn flat and drawn leaning 35 degrees, alone in a scene."""
     spec = random_scene(5, "easy")
     flat = centre_die(spec, "blue", angle_deg=10)
     leaning = centre_die(spec, "blue", angle_deg=10, cocked=True, value=None, tilt_deg=35)
     _, (lf,) = render(spec, [flat])
     _, (lc,) = render(spec, [leaning])
+    return lf, lc
+
+
+def test_cocked_die_shows_more_than_its_top_face():
+    lf, lc = _flat_and_leaning_labels()
     area = [(b[2] - b[0]) * (b[3] - b[1]) for b in (lf["bbox"], lc["bbox"])]
     assert lc["cocked"] and lc["value"] is None
     assert area[1] > 1.15 * area[0]
@@ -327,11 +333,7 @@ def test_a_cocked_dies_top_face_box_frames_its_clean_face_only():
     # Training crops cut round a cocked die's top face stand for the detector's box on it:
     # the face leaning 35 degrees (cos 35 = 0.82 of a flat die's), inside the whole die's box
     # and well short of it, which holds the side face too.
-    spec = random_scene(5, "easy")
-    flat = centre_die(spec, "blue", angle_deg=10)
-    leaning = centre_die(spec, "blue", angle_deg=10, cocked=True, value=None, tilt_deg=35)
-    _, (lf,) = render(spec, [flat])
-    _, (lc,) = render(spec, [leaning])
+    lf, lc = _flat_and_leaning_labels()
     assert "top_bbox" not in lf
     top, whole = lc["top_bbox"], lc["bbox"]
 
