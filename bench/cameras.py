@@ -137,8 +137,8 @@ def _gain(g: tuple[float, float, float]) -> Callable[[np.ndarray], np.ndarray]:
     return lambda img: np.clip(img.astype(np.float32) * gains, 0, 255).astype(np.uint8)
 
 
-def _jpeg(img: np.ndarray) -> np.ndarray:
-    buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 25])[1]
+def _jpeg(img: np.ndarray, quality: int = 25) -> np.ndarray:
+    buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])[1]
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
@@ -150,8 +150,7 @@ def _saved(k: float, quality: int) -> Probe:
 
     def probe(img: np.ndarray, labels: list[dict]) -> tuple[np.ndarray, list[dict], list[Box]]:
         out, kept, cut = smaller(img, labels)
-        buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])[1]
-        return cv2.imdecode(buf, cv2.IMREAD_COLOR), kept, cut
+        return _jpeg(out, quality), kept, cut
     return probe
 
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from vision.evaluate import SetReport, evaluate, format_table, iou, load_manifest  # noqa: E402
 from vision.reader import DiceReader  # noqa: E402
+from vision.valuenet import ValueNet  # noqa: E402
 
 TARGETS = """Targets (issue 3): synthetic hard: recall, precision, value accuracy >= 99.5%, zero
 confident-wrong; byler-d6: recall >= 98%, value accuracy >= 98%; rune55-trays: value
@@ -132,13 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     cv2.setNumThreads(1)
     reader = DiceReader(detector=False if args.floor else None)
     if args.valuenet is not None:
-        from vision.valuenet import ValueNet
-
         reader.net = ValueNet(args.valuenet)
         print("value nets:", " + ".join(str(p) for p in args.valuenet))
     if args.context is not None and reader.net is not None:
-        from vision.valuenet import ValueNet
-
         reader.context = None if args.context == ["none"] else ValueNet(args.context)
         print("context nets:", " + ".join(args.context))
     if args.detector is not None and reader.detector is not None:
