@@ -19,6 +19,13 @@ The boxes it is shown are the label boxes with each edge moved on its own (out a
 a neighbour's edge pushes it, in as a cluster cuts it) and the shipped detector's own boxes
 for those dice, nudged; the target is the label box. Edges are given relative to the shown
 box's centre in units of its longer side, so a flip of the crop is a flip of the target.
+
+`--cocked-scenes N` (thirty-seventh session) adds N scenes of three to five cocked dice each
+(`train_valuenet.cocked_scene`), and `--top-copies K` shows each of their cocked dice K times
+more framed by its top face alone (the label's `top_bbox`, nudged), with the whole die as the
+target. The detector often boxes a lean that way, and the value nets, taught leans on the
+whole die, then read the clean top face as a flat die. Both default to 0: the shipped recipe
+(see docs/vision-notes.md, *Thirty-seventh session*, for what they did).
 """
 
 from __future__ import annotations
@@ -127,12 +134,15 @@ def _augmented(image: np.ndarray, box: list[float], rng: np.random.Generator) ->
 
 
 def samples_for_scene(image: np.ndarray, dice: list[dict], role: int, seed: int, copies: int,
-                      dets: list[list[float]] | None) -> tuple[np.ndarray, ...]:
+                      dets: list[list[float]] | None, top_copies: int = 0
+                      ) -> tuple[np.ndarray, ...]:
     """(crops float16, targets, shown boxes, label boxes, is-detector-box) of one image.
 
     Training images give `copies` moved label boxes per die and two nudged detector boxes;
     validation and held-out images give each die's detector box as it is (the reader's case)
-    and one moved label box."""
+    and one moved label box. A cocked die whose label gives its top face's box (`top_bbox`)
+    also gives `top_copies` nudged top-face boxes (one on validation images), whose target is
+    the whole die: the detector often boxes a lean by its clean top face alone."""
     rng = np.random.default_rng(seed)
     xs, ts, shown, labels, from_det = [], [], [], [], []
     for d in dice:
@@ -144,6 +154,9 @@ def samples_for_scene(image: np.ndarray, dice: list[dict], role: int, seed: int,
         if det is not None and iou(det, lab) >= MATCH_IOU:
             boxes += [(_nudged(det, rng), True) for _ in range(2)] if role == FIT else [(det, True)]
         boxes += [(_moved(lab, rng), False) for _ in range(copies if role == FIT else 1)]
+        if top_copies and d.get("top_bbox") is not None and role != HELD:
+            top = [float(v) for v in d["top_bbox"]]
+            boxes += [(_nudged(top, rng), False) for _ in range(top_copies if role == FIT else 1)]
         for b, is_det in boxes:
             x = (_augmented(image, b, rng) if role == FIT
                  else crop_for(image, b, 3, None, CROP_SCALE, CROP_SIZE))
@@ -184,13 +197,36 @@ def _synth_task(task: tuple[int, str, int]) -> tuple[str, int, tuple] | None:
                                             detector_boxes(image))
 
 
+def _cocked_task(task: tuple[int, str, int, int]) -> tuple[str, int, tuple] | None:
+    """Crops of a scene of three to five cocked dice (`train_valuenet.cocked_scene`).
+
+    A leaning die's label box holds its side face too, but the presets give one or two such
+    dice a hard scene, so the refiner had learnt to frame the clean top face the detector
+    finds; the value nets were taught leans on the whole die and read the top face alone as
+    flat (thirty-seventh session)."""
+    seed, preset, copies, top_copies = task
+    cv2.setNumThreads(1)
+    try:
+        from vision.train_valuenet import cocked_scene
+
+        image, labels = cocked_scene(seed, preset)
+    except Exception:  # leans on vision.synth internals: a change there must not stop training
+        return None
+    role = VAL if seed % 20 == 0 else FIT
+    return "synth", role, samples_for_scene(image, labels, role,
+                                            _seed("box-cocked", "synth", seed), copies,
+                                            detector_boxes(image), top_copies)
+
+
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
     """Cut every crop once, in two processes, and cache it keyed on what shapes the crops."""
     vision = ROOT / "vision"
     src = b"".join((vision / n).read_bytes() for n in ("valuenet.py", "synth.py", "boxnet.py",
                                                        "models/detector.onnx"))
+    made = ((args.cocked_scenes, args.cocked_copies, args.top_copies) if args.cocked_scenes
+            else ())
     key = hashlib.md5(repr((CACHE_VERSION, args.scenes, args.copies, args.synth_copies,
-                            src)).encode()).hexdigest()[:12]
+                            src, *made)).encode()).hexdigest()[:12]
     cache = Path(args.cache) / f"boxes-{key}.npz"
     if cache.is_file():
         print(f"crops from cache {cache}")
@@ -200,12 +236,16 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
                   for e in load_manifest(folder)]
     tasks_synth = [(60_000 + i, PRESETS[i % len(PRESETS)], args.synth_copies)
                    for i in range(args.scenes)]
+    leaning = ("hard", "normal", "wide")
+    tasks_cocked = [(40_000 + i, leaning[i % 3], args.cocked_copies, args.top_copies)
+                    for i in range(args.cocked_scenes)]
     names = [*SETS, "synth"]
     parts: dict[str, list] = {k: [] for k in ("x", "t", "shown", "label", "det", "role", "set")}
     t0 = time.time()
     with mp.get_context("spawn").Pool(args.workers) as pool:
         results = [*pool.imap_unordered(_real_task, tasks_real, chunksize=2),
-                   *pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)]
+                   *pool.imap_unordered(_synth_task, tasks_synth, chunksize=4),
+                   *pool.imap_unordered(_cocked_task, tasks_cocked, chunksize=4)]
     for r in results:
         if r is None:
             continue
@@ -355,6 +395,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scenes", type=int, default=1600, help="synthetic scenes")
     ap.add_argument("--copies", type=int, default=24, help="moved label boxes per real die")
     ap.add_argument("--synth-copies", type=int, default=3, help="... per synthetic die")
+    ap.add_argument("--cocked-scenes", type=int, default=0,
+                    help="extra synthetic scenes with 3-5 cocked dice each (hard/normal/wide)")
+    ap.add_argument("--cocked-copies", type=int, default=3,
+                    help="moved label boxes per die in those scenes")
+    ap.add_argument("--top-copies", type=int, default=0,
+                    help="in those scenes, nudged top-face boxes per cocked die, whose "
+                         "target is the whole die")
     ap.add_argument("--epochs", type=int, default=18)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--lr", type=float, default=3e-3)
@@ -368,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     model = train(data, args)
     held = report(model, data)
     export(model, {"scenes": args.scenes, "copies": args.copies, "epochs": args.epochs,
+                   "cocked_scenes": args.cocked_scenes, "top_copies": args.top_copies,
                    "seed": args.seed, "recipe": "train_boxnet.py " + " ".join(argv or sys.argv[1:]),
                    "held_out_note": "IoU after = the net's answer taken all the way; the reader "
                                     "moves boxes boxnet.TRUST of the way",
