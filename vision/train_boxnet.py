@@ -201,9 +201,9 @@ def _cocked_task(task: tuple[int, str, int, int]) -> tuple[str, int, tuple] | No
     """Crops of a scene of three to five cocked dice (`train_valuenet.cocked_scene`).
 
     A leaning die's label box holds its side face too, but the presets give one or two such
-    dice a hard scene, so the refiner had learnt to frame the clean top face the detector
-    finds; the value nets were taught leans on the whole die and read the top face alone as
-    flat (thirty-seventh session)."""
+    dice a hard scene, so the refiner had seldom been shown the clean top face the detector
+    often boxes with the whole die as the target; and the value nets, taught leans on the
+    whole die, read that top face alone as a flat die (thirty-seventh session)."""
     seed, preset, copies, top_copies = task
     cv2.setNumThreads(1)
     try:
