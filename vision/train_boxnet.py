@@ -182,39 +182,32 @@ def _real_task(task: tuple[str, dict, int]) -> tuple[str, int, tuple]:
                                          copies, detector_boxes(image))
 
 
-def _synth_task(task: tuple[int, str, int]) -> tuple[str, int, tuple] | None:
-    seed, preset, copies = task
-    cv2.setNumThreads(1)
-    try:
-        from vision.synth import render_scene
-
-        image, entry = render_scene(seed, preset, 1280, 960)
-    except Exception:  # another module's scene: one broken scene must not stop training
-        return None
-    role = VAL if seed % 20 == 0 else FIT
-    return "synth", role, samples_for_scene(image, entry["dice"], role,
-                                            _seed("box", "synth", seed), copies,
-                                            detector_boxes(image))
-
-
-def _cocked_task(task: tuple[int, str, int, int]) -> tuple[str, int, tuple] | None:
-    """Crops of a scene of three to five cocked dice (`train_valuenet.cocked_scene`).
+def _synth_task(task: tuple[int, str, int, int, bool]) -> tuple[str, int, tuple] | None:
+    """Crops of one synthetic scene: the preset's own, or (`cocked`) one of three to five
+    cocked dice (`train_valuenet.cocked_scene`), whose labels give each cocked die's top face.
 
     A leaning die's label box holds its side face too, but the presets give one or two such
     dice a hard scene, so the refiner had seldom been shown the clean top face the detector
     often boxes with the whole die as the target; and the value nets, taught leans on the
     whole die, read that top face alone as a flat die (thirty-seventh session)."""
-    seed, preset, copies, top_copies = task
+    seed, preset, copies, top_copies, cocked = task
     cv2.setNumThreads(1)
     try:
-        from vision.train_valuenet import cocked_scene
+        if cocked:
+            from vision.train_valuenet import cocked_scene
 
-        image, labels = cocked_scene(seed, preset)
-    except Exception:  # leans on vision.synth internals: a change there must not stop training
+            image, dice = cocked_scene(seed, preset)
+        else:
+            from vision.synth import render_scene
+
+            image, entry = render_scene(seed, preset, 1280, 960)
+            dice = entry["dice"]
+    except Exception:  # another module's scene: one broken scene must not stop training
         return None
     role = VAL if seed % 20 == 0 else FIT
-    return "synth", role, samples_for_scene(image, labels, role,
-                                            _seed("box-cocked", "synth", seed), copies,
+    return "synth", role, samples_for_scene(image, dice, role,
+                                            _seed("box-cocked" if cocked else "box", "synth",
+                                                  seed), copies,
                                             detector_boxes(image), top_copies)
 
 
@@ -234,18 +227,17 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
             return {k: z[k] for k in z.files}
     tasks_real = [(name, e, args.copies) for name, folder in SETS.items()
                   for e in load_manifest(folder)]
-    tasks_synth = [(60_000 + i, PRESETS[i % len(PRESETS)], args.synth_copies)
-                   for i in range(args.scenes)]
     leaning = ("hard", "normal", "wide")
-    tasks_cocked = [(40_000 + i, leaning[i % 3], args.cocked_copies, args.top_copies)
+    tasks_synth = [(60_000 + i, PRESETS[i % len(PRESETS)], args.synth_copies, 0, False)
+                   for i in range(args.scenes)]
+    tasks_synth += [(40_000 + i, leaning[i % 3], args.cocked_copies, args.top_copies, True)
                     for i in range(args.cocked_scenes)]
     names = [*SETS, "synth"]
     parts: dict[str, list] = {k: [] for k in ("x", "t", "shown", "label", "det", "role", "set")}
     t0 = time.time()
     with mp.get_context("spawn").Pool(args.workers) as pool:
         results = [*pool.imap_unordered(_real_task, tasks_real, chunksize=2),
-                   *pool.imap_unordered(_synth_task, tasks_synth, chunksize=4),
-                   *pool.imap_unordered(_cocked_task, tasks_cocked, chunksize=4)]
+                   *pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)]
     for r in results:
         if r is None:
             continue
