@@ -835,10 +835,11 @@ class DiceReader:
                 # uncertain where they think a lean more likely than not (bench synthetic
                 # scenes: confident errors 2 -> 1, certain reads 2,313 -> 2,310; 700 fresh
                 # hard scenes: 4 -> 4, 3,056 -> 3,053; photos and renders: one certain
-                # read fewer, on the loose renders). Values are not touched.
+                # read fewer on the loose renders and on byler with its paints swapped).
+                # Values are not touched: no half-doubted read is asked here.
                 still = [r for r in reads if r.value is not None and r.confidence >= CERTAIN]
-                _ask_about_leans(self.context, frame, still, [], None, REFINED_DOUBT, 1.0,
-                                 self.nadir)
+                _ask_about_leans(self.context, frame, still, [], None, REFINED_DOUBT,
+                                 CONTEXT_SURE, self.nadir)
             # Brought to their dice, two boxes may meet on one: off a wide lens's axis a flat
             # die shows a tall side face with pips, which the detector may box apart from
             # the top face, too far from it to be the same die before the refiner brings
