@@ -316,6 +316,64 @@ def test_crop_repeats_edge_pixels_outside() -> None:
     assert c2[:, 0].mean() < 0 < c2[:, -1].mean()
 
 
+def _pips_against_body(crop: np.ndarray, value: int, angle_deg: float) -> float:
+    """How far the pips stand out from the die's body in a normalised crop of a `draw_die`
+    die filling the box: pip centres' mean minus the body's, in the crop's spread."""
+    a = math.radians(angle_deg)
+    rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    half = CROP_SIZE / 2 / 1.15 / (abs(math.cos(a)) + abs(math.sin(a)))  # the die's half side
+
+    def at(points: list[tuple[float, float]]) -> float:
+        xy = [rot @ np.array(q) * 0.5 * half + CROP_SIZE / 2 - 0.5 for q in points]
+        return float(np.mean([crop[round(y), round(x)] for x, y in xy]))
+
+    body = [(0, -1), (0, 1)] if value in (4, 5) else [(0.5, -1.5), (-0.5, 1.5)]
+    return at(PIPS[value]) - at(body)
+
+
+def test_principal_grey_keeps_pips_that_luma_loses() -> None:
+    # Blue pips on a grey die of the same brightness: luma shows a blank face, the crop's
+    # principal colour axis shows the pips (light or dark: luma, which signs the axis, cannot
+    # tell these pips from the body either way).
+    for angle in (0, 30):
+        img, box = draw_die(5, angle, (97, 97, 97), (255, 90, 50), table_bgr=(200, 205, 210),
+                            side=90, canvas=200)
+        luma = crop_for(img, box)
+        principal = crop_for(img, box, grey="principal")
+        assert principal.shape == (CROP_SIZE, CROP_SIZE) and principal.dtype == np.float32
+        assert abs(float(principal.mean())) < 1e-4
+        assert float(principal.std()) == pytest.approx(1.0, abs=0.01)
+        assert abs(_pips_against_body(luma, 5, angle)) < 0.3
+        assert abs(_pips_against_body(principal, 5, angle)) > 1.0
+
+
+def test_principal_grey_of_a_black_or_white_die_is_its_luma() -> None:
+    # Where brightness is the contrast (the game's dice: white pips on colour, black on
+    # white), the principal axis is luma's and the crop is the grey one, sign and all.
+    for body, pip in (((245, 245, 245), (25, 25, 25)), ((30, 30, 30), (240, 240, 240)),
+                      ((40, 40, 200), (245, 245, 245))):
+        img, box = draw_die(6, 20, body, pip, side=90, canvas=200)
+        luma, principal = crop_for(img, box), crop_for(img, box, grey="principal")
+        assert np.corrcoef(luma.ravel(), principal.ravel())[0, 1] > 0.97, body
+
+
+def test_a_grey_member_gets_the_grey_its_metadata_names(tmp_path: Path) -> None:
+    meta = json.loads(GREY_MODEL.with_suffix(".json").read_text())
+    img, box = draw_die(4, 15, (97, 97, 97), (255, 90, 50), side=90, canvas=200)
+    for grey in ("luma", "principal"):
+        shutil.copy(GREY_MODEL, tmp_path / f"{grey}.onnx")
+        (tmp_path / f"{grey}.json").write_text(json.dumps({**meta, "grey": grey}))
+        np.testing.assert_allclose(ValueNet(tmp_path / f"{grey}.onnx").crop(img, box),
+                                   crop_for(img, box, grey=grey))
+    assert not np.allclose(crop_for(img, box), crop_for(img, box, grey="principal"))
+    shutil.copy(GREY_MODEL, tmp_path / "hue.onnx")
+    (tmp_path / "hue.json").write_text(json.dumps({**meta, "grey": "hue"}))
+    with pytest.raises(ValueError, match=r"hue\.json.*grey.*'hue'"):
+        ValueNet(tmp_path / "hue.onnx")
+    with pytest.raises(ValueError, match="grey must be one of"):
+        crop_for(img, box, grey="hue")
+
+
 def test_training_split_is_stable_and_about_half() -> None:
     names = [f"images/img_{i:04d}.jpg" for i in range(2000)]
     share = sum(map(is_training_image, names)) / len(names)
@@ -332,6 +390,8 @@ def test_grey_teacher_input_from_a_colour_crop_is_the_grey_crop() -> None:
         img, box = draw_die(value, 25, body, pip, side=70, canvas=160)
         colour = crop_for(img, box, channels=3)
         np.testing.assert_allclose(_grey_of(colour[None])[0], crop_for(img, box), atol=0.06)
+        np.testing.assert_allclose(_grey_of(colour[None], "principal")[0],
+                                   crop_for(img, box, grey="principal"), atol=0.06)
         # and not merely any normalised square: one channel alone is not the grey crop
         assert np.abs(colour[2] / colour[2].std() - crop_for(img, box)).max() > 0.2
 
@@ -350,3 +410,12 @@ def test_cocked_training_scenes_hold_several_cocked_dice_in_view() -> None:
         for d in cocked:
             x0, y0, x1, y1 = d["bbox"]
             assert x1 > 0 and y1 > 0 and x0 < w and y0 < h
+
+
+def test_training_refuses_a_grey_axis_for_colour_crops(capsys: pytest.CaptureFixture) -> None:
+    from vision.train_valuenet import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--channels", "3", "--grey", "principal"])
+    assert stop.value.code == 2
+    assert "--grey is for grey crops" in capsys.readouterr().err

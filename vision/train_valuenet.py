@@ -137,10 +137,12 @@ from vision.valuenet import (  # noqa: E402
     CLASSES,
     CROP_SCALE,
     CROP_SIZE,
+    GREY_AXES,
     UNREADABLE,
     ValueNet,
     crop_for,
     is_training_image,
+    principal_grey,
     towards_centre,
 )
 
@@ -173,6 +175,7 @@ DET_SHARE = 0.0  # set from --detector-share, in the workers too (`_set_options`
 HARD = 0
 HARD_IOU = 0.1  # below this a detection is nobody's die; between it and DET_IOU, a poor box
 CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
+GREY = "luma"  # set from --grey likewise: which grey a one-channel crop is (crop_for's grey)
 ORIENT = False  # set from --orient likewise: crops turned so the frame's centre is up
 SHALLOW = False  # set from --shallow-leans likewise: half the cocked scenes lean 18-26 deg
 SCALE = CROP_SCALE  # set from --crop-scale likewise: the crop square over the box's side
@@ -354,7 +357,7 @@ def _region(image: np.ndarray, box: list[float], grow: float | None = None
 
 def _cut(image: np.ndarray, box: list[float]) -> np.ndarray:
     """`crop_for` as this run's options set it: channels, turn and scale."""
-    return crop_for(image, box, CHANNELS, _up(image, box), SCALE, SIZE)
+    return crop_for(image, box, CHANNELS, _up(image, box), SCALE, SIZE, grey=GREY)
 
 
 def _motion_kernel(length: float, angle: float) -> np.ndarray:
@@ -415,7 +418,7 @@ def _augmented(
         ok, buf = cv2.imencode(".jpg", u8, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(25, 91))])
         if ok:
             u8 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    return _turn(crop_for(u8, b, CHANNELS, up, SCALE, SIZE), rng)
+    return _turn(crop_for(u8, b, CHANNELS, up, SCALE, SIZE, grey=GREY), rng)
 
 
 def _turn(crop: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -654,11 +657,12 @@ def synth_available() -> str | None:
 
 def _set_options(det_share: float, channels: int, orient: bool = False, hard: int = 0,
                  cocked: int = 3, shallow: bool = False, scale: float = CROP_SCALE,
-                 size: int = CROP_SIZE, exposure: float = 0.0, top: float = 0.0) -> None:
+                 size: int = CROP_SIZE, exposure: float = 0.0, top: float = 0.0,
+                 grey: str = "luma") -> None:
     global DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT, SHALLOW, SCALE, SIZE, EXPOSURE
-    global TOP_SHARE
+    global TOP_SHARE, GREY
     DET_SHARE, CHANNELS, ORIENT, HARD, COCKED_WEIGHT = det_share, channels, orient, hard, cocked
-    SHALLOW, SCALE, SIZE, EXPOSURE, TOP_SHARE = shallow, scale, size, exposure, top
+    SHALLOW, SCALE, SIZE, EXPOSURE, TOP_SHARE, GREY = shallow, scale, size, exposure, top, grey
 
 
 def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
@@ -686,6 +690,8 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         options += ("exposure", EXPOSURE, EXPOSURE_RANGE)
     if TOP_SHARE:
         options += ("top", TOP_SHARE)
+    if GREY != "luma":
+        options += ("grey", GREY)
     key = hashlib.md5(repr((*options, src)).encode()).hexdigest()[:12]
     cache = Path(args.cache) / f"crops-{key}.npz"
     if cache.is_file() and not args.no_cache:
@@ -715,7 +721,7 @@ def build_dataset(args: argparse.Namespace) -> dict[str, np.ndarray]:
         with mp.get_context("spawn").Pool(args.workers, initializer=_set_options,
                                           initargs=(DET_SHARE, CHANNELS, ORIENT, HARD,
                                                     COCKED_WEIGHT, SHALLOW, SCALE, SIZE,
-                                                    EXPOSURE, TOP_SHARE)) as pool:
+                                                    EXPOSURE, TOP_SHARE, GREY)) as pool:
             yield from pool.imap_unordered(_real_task, tasks_real, chunksize=2)
             yield from pool.imap_unordered(_synth_task, tasks_synth, chunksize=4)
             yield from pool.imap_unordered(_made_task, tasks_edge + tasks_cocked + tasks_fancy,
@@ -871,12 +877,16 @@ def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
     return math.exp((lo + hi) / 2)
 
 
-def _grey_of(x: np.ndarray) -> np.ndarray:
-    """The grey crop `crop_for(..., channels=1)` would cut, from a normalised colour one.
+def _grey_of(x: np.ndarray, grey: str = "luma") -> np.ndarray:
+    """The grey crop `crop_for(..., channels=1, grey=grey)` would cut, from a normalised
+    colour one.
 
     Each colour channel had its own mean removed and all share one spread, so the BT.601
-    weighted sum is the grey crop (mean already zero) up to its spread: rescale that.
+    weighted sum is the grey crop (mean already zero) up to its spread: rescale that. The
+    principal axis is the same whatever the channels' offsets and common scale.
     """
+    if grey == "principal":
+        return np.stack([principal_grey(c) for c in x])
     g = 0.114 * x[:, 0] + 0.587 * x[:, 1] + 0.299 * x[:, 2]
     return g / (g.std(axis=(1, 2), keepdims=True) + 1e-3)
 
@@ -894,7 +904,7 @@ def teacher_probs(paths: list[Path], x: np.ndarray, batch: int = 4096) -> np.nda
     out = []
     for i in range(0, len(x), batch):
         xb = _nchw(x[i : i + batch])
-        parts = [xb if m.channels == 3 else _grey_of(xb)[:, None] for m in vn.members]
+        parts = [xb if m.channels == 3 else _grey_of(xb, m.grey)[:, None] for m in vn.members]
         out.append(vn.predict(np.concatenate(parts, axis=1)))
         if (i // batch) % 20 == 0:
             print(f"  teachers: {i + len(xb)}/{len(x)} crops", flush=True)
@@ -985,6 +995,7 @@ def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None
         "classes": list(CLASSES),
         "crop": f"{'gray' if CHANNELS == 1 else 'bgr'}{SIZE} max(w,h)*{SCALE:g} z-norm",
         "channels": CHANNELS,
+        **({"grey": GREY} if CHANNELS == 1 and GREY != "luma" else {}),
         **({"crop_scale": SCALE} if SCALE != CROP_SCALE else {}),
         **({"crop_size": SIZE} if SIZE != CROP_SIZE else {}),
         **({"orient": "centre"} if ORIENT else {}),
@@ -1110,6 +1121,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="augmented copies of a cocked die per copy of a flat one")
     ap.add_argument("--channels", type=int, choices=(1, 3), default=3,
                     help="colour (3) or grey (1) crops: the reader averages one net of each")
+    ap.add_argument("--grey", choices=GREY_AXES, default="luma",
+                    help="with --channels 1: luma, or the crop's principal colour axis, which "
+                         "keeps pips that differ from the die in hue (see crop_for)")
     ap.add_argument("--crop-size", type=int, default=CROP_SIZE, choices=(32, 40, 48, 64),
                     help="crop side in pixels: finer crops keep small pips apart from glitter")
     ap.add_argument("--crop-scale", type=float, default=CROP_SCALE,
@@ -1140,9 +1154,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help="where to write the model (default: the shipped colour or grey one)")
     args = ap.parse_args(argv)
+    if args.grey != "luma" and args.channels != 1:
+        ap.error("--grey is for grey crops: give --channels 1 with it")
     _set_options(args.detector_share, args.channels, args.orient, args.hard_negatives,
                  args.cocked_weight, args.shallow_leans, args.crop_scale, args.crop_size,
-                 args.exposure, args.top_face_share)
+                 args.exposure, args.top_face_share, args.grey)
     args.out = args.out or OUT[args.channels]
     global SHUFFLE
     SHUFFLE = args.channel_shuffle

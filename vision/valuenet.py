@@ -58,6 +58,9 @@ CONTEXT_MODELS = (CONTEXT_MODEL, CONTEXT_TOP_MODEL)
 # two reads.)
 PAINT_BELOW = 0.75
 _OTHER_ORDERS = ((1, 2, 0), (2, 0, 1))
+# Which grey a one-channel crop is (`crop_for`'s `grey`, a grey member's "grey" metadata).
+GREY_AXES = ("luma", "principal")
+_LUMA_BGR = np.array([0.114, 0.587, 0.299])  # BT.601, as cv2's BGR2GRAY
 
 
 def faces_split_as(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -83,7 +86,7 @@ def is_training_image(name: str) -> bool:
 
 def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
              up: float | None = None, scale: float = CROP_SCALE,
-             size: int = CROP_SIZE, normalise: bool = True) -> np.ndarray:
+             size: int = CROP_SIZE, normalise: bool = True, grey: str = "luma") -> np.ndarray:
     """Cut the net's input for one die box: a float32 square (32×32 unless `size` says
     otherwise), zero mean, unit spread.
 
@@ -105,7 +108,19 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
     surroundings than the 15% margin that is enough to read the top face. `size` is the
     crop's side in pixels (32 unless a net was trained on finer crops). `normalise=False`
     keeps the pixel values (0-255) for a net that must see the absolute colour.
+
+    `grey` ("luma" or "principal", one channel only): which grey a one-channel crop is. Luma
+    loses pips that differ from their die in hue more than in brightness (blue pips on a
+    smoky die, red on grey); "principal" takes the colour axis along which the middle of the
+    crop varies most (`principal_grey`), which is luma's on black, white and most painted
+    dice, and the pips' own contrast on the others.
     """
+    if grey not in GREY_AXES:
+        raise ValueError(f"grey must be one of {', '.join(GREY_AXES)}, not {grey!r}")
+    if channels == 1 and grey == "principal" and image_bgr.ndim == 3 and image_bgr.shape[2] == 3:
+        colour = crop_for(image_bgr, bbox, 3, up, scale, size, normalise=False)
+        return principal_grey(colour) if normalise else np.tensordot(
+            _principal_axis(colour), colour, axes=1).astype(np.float32)
     x0, y0, x1, y1 = (float(v) for v in bbox)
     side = max(x1 - x0, y1 - y0, 1.0) * scale
     # A turned crop is cut from a square √2 larger, so its corners hold image, not border.
@@ -161,6 +176,28 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
     return small[0] if channels == 1 else np.ascontiguousarray(small)
 
 
+def _principal_axis(colour: np.ndarray) -> np.ndarray:
+    """The unit BGR direction along which the middle of a (3, S, S) crop varies most, signed
+    to agree with luma (so light pips stay light, as in a grey crop)."""
+    s = colour.shape[1]
+    m = s // 5
+    mid = colour[:, m : s - m, m : s - m].reshape(3, -1).astype(np.float64)
+    # Only the middle: the die's top face, whose pips-against-body contrast is what the net
+    # reads; the floor and neighbours at the crop's edge would pull the axis to their colour.
+    _, vectors = np.linalg.eigh(np.cov(mid))
+    axis = vectors[:, -1]
+    return (axis if axis @ _LUMA_BGR >= 0 else -axis).astype(np.float32)
+
+
+def principal_grey(colour: np.ndarray) -> np.ndarray:
+    """A (3, S, S) colour crop (any per-channel offset, one common scale) as the one-channel
+    crop a grey net reads: its projection on `_principal_axis`, zero mean, unit spread."""
+    g = np.tensordot(_principal_axis(colour), np.asarray(colour, np.float32), axes=1)
+    mean, sd = cv2.meanStdDev(g)
+    return ((g - np.float32(mean[0, 0])) * np.float32(1.0 / (float(sd[0, 0]) + 1e-3))
+            ).astype(np.float32)
+
+
 def towards_centre(shape: Sequence[int], bbox: Sequence[float],
                    nadir: Sequence[float] | None = None) -> float:
     """The direction (degrees, image axes) from a box to the middle of the frame: where a
@@ -204,16 +241,18 @@ class _Member:
     orient: bool  # trained on crops turned towards the frame's centre
     scale: float = CROP_SCALE  # crop square over the box's longer side
     size: int = CROP_SIZE  # crop side in pixels
+    grey: str = "luma"  # a one-channel member's grey (see crop_for)
 
     @property
-    def kind(self) -> tuple[int, bool, float, int]:
+    def kind(self) -> tuple[int, bool, float, int, str]:
         """Members whose crops are cut alike share one crop."""
-        return self.channels, self.orient, self.scale, self.size
+        return self.channels, self.orient, self.scale, self.size, self.grey
 
     def crop(self, image_bgr: np.ndarray, bbox: Sequence[float],
              nadir: Sequence[float] | None = None) -> np.ndarray:
         up = towards_centre(image_bgr.shape, bbox, nadir) if self.orient else None
-        return crop_for(image_bgr, bbox, self.channels, up, self.scale, self.size)
+        return crop_for(image_bgr, bbox, self.channels, up, self.scale, self.size,
+                        grey=self.grey)
 
     def probs(self, crops: np.ndarray) -> np.ndarray:
         """Class probabilities of (N, channels, S, S) crops at the member's temperature."""
@@ -263,12 +302,16 @@ class ValueNet:
         self.members = []
         for one in paths:
             model, net, meta = load_onnx(one, "train_valuenet.py", CROP_ENGINE)
+            grey = meta.get("grey", "luma")
+            if grey not in GREY_AXES:
+                raise ValueError(f"{Path(one).with_suffix('.json').name}: \"grey\" must be "
+                                 f"one of {', '.join(GREY_AXES)}, not {grey!r}")
             # Models before colour crops were trained on grey ones and carry no "channels".
             self.members.append(_Member(model, net, meta, float(meta.get("temperature", 1.0)),
                                         int(meta.get("channels", 1)),
                                         meta.get("orient") == "centre",
                                         float(meta.get("crop_scale", CROP_SCALE)),
-                                        int(meta.get("crop_size", CROP_SIZE))))
+                                        int(meta.get("crop_size", CROP_SIZE)), grey))
         first = self.members[0]
         if any(m.size != first.size for m in self.members):
             # Crops are stacked on the channel axis, so they must be one size. (Tried in the
