@@ -7,6 +7,9 @@ the project venv stays light enough for a Raspberry Pi:
     .venv-train/bin/pip install torch==2.13.0 numpy opencv-python-headless onnx
     .venv-train/bin/python vision/train_valuenet.py --orient      # the colour net
     .venv-train/bin/python vision/train_valuenet.py --channels 1  # the grey net
+    .venv-train/bin/python vision/train_valuenet.py --channels 1 --grey principal \
+        --out /tmp/grey-principal.onnx  # a grey net on the crop's principal colour axis
+        # (thirty-ninth session, 14 minutes; not shipped: docs/vision-notes.md)
 
 The reader averages the two (see `ValueNet`). Each run takes about 20 minutes on two cores:
 2-5 to cut ~90,000 crops (rendering 1,200 synthetic scenes; cached in /tmp/valuenet-cache, so
