@@ -118,9 +118,8 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
     if grey not in GREY_AXES:
         raise ValueError(f"grey must be one of {', '.join(GREY_AXES)}, not {grey!r}")
     if channels == 1 and grey == "principal" and image_bgr.ndim == 3 and image_bgr.shape[2] == 3:
-        colour = crop_for(image_bgr, bbox, 3, up, scale, size, normalise=False)
-        return principal_grey(colour) if normalise else np.tensordot(
-            _principal_axis(colour), colour, axes=1).astype(np.float32)
+        return principal_grey(crop_for(image_bgr, bbox, 3, up, scale, size, normalise=False),
+                              normalise)
     x0, y0, x1, y1 = (float(v) for v in bbox)
     side = max(x1 - x0, y1 - y0, 1.0) * scale
     # A turned crop is cut from a square √2 larger, so its corners hold image, not border.
@@ -164,16 +163,22 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
         small = cv2.warpAffine(small, m, (size, size), flags=cv2.INTER_LINEAR,
                                borderMode=cv2.BORDER_REPLICATE)
     if normalise:
-        # Each channel's mean off, one spread for all: the spread of the whole centred crop
-        # is the root of the channels' mean variance. cv2 gives both in one pass over the
-        # pixels, ten times faster than numpy's reductions over these tiny arrays.
-        mean, sd = cv2.meanStdDev(small)
-        small = small - mean.ravel().astype(np.float32)
-        small *= np.float32(1.0 / (math.sqrt(float(np.mean(sd * sd))) + 1e-3))
+        small = _normalised(small)
     if small.ndim == 2:
         small = small[:, :, None]
     small = small.transpose(2, 0, 1)  # channels first, as the net takes them
     return small[0] if channels == 1 else np.ascontiguousarray(small)
+
+
+def _normalised(small: np.ndarray) -> np.ndarray:
+    """An (S, S) or (S, S, C) float32 crop with each channel's mean off and one spread for
+    all: the spread of the whole centred crop is the root of the channels' mean variance.
+    cv2 gives both in one pass over the pixels, ten times faster than numpy's reductions
+    over these tiny arrays."""
+    mean, sd = cv2.meanStdDev(small)
+    small = small - mean.ravel().astype(np.float32)
+    small *= np.float32(1.0 / (math.sqrt(float(np.mean(sd * sd))) + 1e-3))
+    return small
 
 
 def _principal_axis(colour: np.ndarray) -> np.ndarray:
@@ -189,13 +194,12 @@ def _principal_axis(colour: np.ndarray) -> np.ndarray:
     return (axis if axis @ _LUMA_BGR >= 0 else -axis).astype(np.float32)
 
 
-def principal_grey(colour: np.ndarray) -> np.ndarray:
+def principal_grey(colour: np.ndarray, normalise: bool = True) -> np.ndarray:
     """A (3, S, S) colour crop (any per-channel offset, one common scale) as the one-channel
-    crop a grey net reads: its projection on `_principal_axis`, zero mean, unit spread."""
+    crop a grey net reads: its projection on `_principal_axis`, with zero mean and unit
+    spread unless `normalise` is False."""
     g = np.tensordot(_principal_axis(colour), np.asarray(colour, np.float32), axes=1)
-    mean, sd = cv2.meanStdDev(g)
-    return ((g - np.float32(mean[0, 0])) * np.float32(1.0 / (float(sd[0, 0]) + 1e-3))
-            ).astype(np.float32)
+    return _normalised(g) if normalise else g
 
 
 def towards_centre(shape: Sequence[int], bbox: Sequence[float],
