@@ -1,6 +1,6 @@
 """How often the reader names a die's colour right, without a calibration profile.
 
-Usage: .venv/bin/python bench/colours.py [--synthetic N] [--data DIR] [--fit]
+Usage: .venv/bin/python bench/colours.py [--synthetic N] [--data DIR] [--fit] [--colournet ONNX]
 
 Runs the reader on synthetic `hard` scenes (seed 2026, the vision benchmark's) and on every
 rendered set that labels colours (`../shared/data/renders/*`), matches its dice to the labels
@@ -10,6 +10,9 @@ whole set and for its held-out half, with the commonest confusions.
 `--fit` also refits `vision.reader.RELATIVE_PALETTE` from the training halves of the renders
 and from other synthetic scenes (seed 77), through the reader's own boxes and sampling, and
 prints it to paste into vision/reader.py; the held-out halves stay out of the fit.
+
+`--colournet` reads with another colour net (a candidate from `vision/train_colournet.py
+--out`) in place of the shipped one, so that a retrained net is judged on this table.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from vision.colournet import ColourNet  # noqa: E402
 from vision.evaluate import load_example, load_manifest, match  # noqa: E402
 from vision.reader import RELATIVE_PALETTE, DiceReader, relative_colours  # noqa: E402
 from vision.synth import write_set  # noqa: E402
@@ -65,9 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--synthetic", type=int, default=200, help="synthetic hard scenes")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--fit", action="store_true", help="refit RELATIVE_PALETTE and print it")
+    ap.add_argument("--colournet", type=Path, default=None,
+                    help="read with this colour net instead of the shipped one")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
     reader = DiceReader()
+    if args.colournet is not None:
+        reader.colour_net = ColourNet(args.colournet)
+        print("colour net:", args.colournet)
     renders = sorted(p for p in (args.data / "renders").glob("*")
                      if (p / "manifest.jsonl").is_file())
     if not renders:
