@@ -94,6 +94,10 @@ class Edition:
         """Dice colours that belong to imaginary players in this game (neutral dice)."""
         return ()
 
+    def reserved_colours(self) -> tuple[str, ...]:
+        """Dice colours in this game's box that no player may take: the imaginary players'."""
+        return self.imaginary_colours()
+
     def hand(self, state: GameState, seat: int) -> Counter[DiceKey]:
         """The dice a player holds at the start of each round."""
         colour = state.players[seat].colour
@@ -353,6 +357,10 @@ class Royale(Edition):
 
     def option_defaults(self) -> dict[str, Any]:
         return {"tiles": False, "deck": None}
+
+    def reserved_colours(self) -> tuple[str, ...]:
+        # The gray blank dice, which tiles' effects put straight into casinos.
+        return (*self.imaginary_colours(), "gray")
 
     def _validate_options(self) -> None:
         if self.options["tiles"] not in (False, None):

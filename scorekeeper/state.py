@@ -218,9 +218,7 @@ class GameState:
 
     def _checked_players(self, players: Sequence[Player]) -> tuple[Player, ...]:
         self.edition.validate_player_count(len(players))
-        reserved = set(self.edition.imaginary_colours())
-        if self.edition.key == "royale":
-            reserved.add("gray")
+        reserved = set(self.edition.reserved_colours())
         seen_names: set[str] = set()
         seen_colours: set[str] = set()
         out = []

@@ -473,6 +473,74 @@ def test_foreign_colour_asks():
     assert [d.colour for d in events[1].dice] == ["blue"]
 
 
+# A classic table of four players with the neutral dice: nobody plays pink, yellow or purple.
+TABLE4 = ("black", "blue", "orange", "red", "white")
+FACTS8_TABLE = replace(FACTS8, colour_counts=(("red", 8),), table_colours=TABLE4)
+
+
+def _named(*colours: str) -> list[DieRead]:
+    return [DieRead(3, c, False, (60.0 * i, 0.0, 60.0 * i + 48, 48.0), 0.97)
+            for i, c in enumerate(colours)]
+
+
+def test_dice_named_in_a_colour_nobody_plays_are_the_colour_the_roll_lacks():
+    # Red dice under a lamp's glare read pink; no one at this table plays pink.
+    facts = TurnFacts("red", ("white",), 4, colour_counts=(("red", 3), ("white", 1)),
+                      table_colours=TABLE4)
+    dice, problems = fit_facts(_named("red", "pink", "white", "pink"), facts)
+    assert problems == []
+    assert [d.colour for d in dice] == ["red", "red", "white", "red"]
+    # Over-exposed orange dice all read yellow: the whole roll is the mover's.
+    orange = TurnFacts("orange", (), 3, colour_counts=(("orange", 3),), table_colours=TABLE4)
+    dice, problems = fit_facts(_named("yellow", "yellow", "yellow"), orange)
+    assert problems == [] and [d.colour for d in dice] == ["orange"] * 3
+
+
+def test_a_stray_colour_is_asked_about_when_the_facts_leave_any_doubt():
+    facts = TurnFacts("red", ("white",), 4, colour_counts=(("red", 3), ("white", 1)),
+                      table_colours=TABLE4)
+    cases = {
+        # Pink is someone's colour here: a pink die may really be in the tray.
+        "played": (_named("red", "pink", "white", "red"),
+                   replace(facts, table_colours=(*TABLE4, "pink"))),
+        # Red and white both short: which is the pink die?
+        "two short": (_named("red", "red", "pink", "pink"), facts),
+        # A die too many in a colour in play (a blue one left from another turn).
+        "too many": (_named("red", "red", "pink", "blue"), facts),
+        # One die short and two strays: the count does not add up.
+        "count": (_named("red", "red", "white", "pink", "pink"),
+                  replace(facts, dice_count=5)),
+        # The owner did not say what is in play (as before this check).
+        "no table": (_named("red", "pink", "white", "red"),
+                     replace(facts, table_colours=())),
+    }
+    for name, (dice, f) in cases.items():
+        fitted, problems = fit_facts(dice, f)
+        assert [d.colour for d in fitted] == [d.colour for d in dice], name
+        assert ("colour", tuple(d for d in dice if d.colour not in ("red", "white"))) \
+            in problems, name
+
+
+def test_a_roll_read_in_a_stray_colour_throughout_is_tracked_to_its_placement():
+    # Every read of three of the red dice names them pink, frame after frame: the roll is
+    # red, and taking the 4s is a placement, not the pink dice leaving and red ones coming.
+    table = Table(seed=21)
+    faces = roll_faces(RED8)
+    for i in (0, 2, 5):
+        faces[i] = (RED8[i], "pink")
+    table.roll(faces)
+    table.take(table.ids(4))
+    table.take(tuple(range(len(table.dice))), hand=5)
+    table.hold(60)
+    events = run(table, FACTS8_TABLE)
+    assert summary(events) == [("roll", sorted(RED8)), ("place", 4, 2), ("cleared",)]
+    assert [d.colour for d in events[0].dice] == ["red"] * 8
+    assert [d.colour for d in events[1].dice] == ["red", "red"]
+    # Without the table's colours the same stream is asked about, as before.
+    asked = run(table, FACTS8)
+    assert ("confirm", "colour", []) in summary(asked)
+
+
 def test_unreadable_die_is_rolled_and_asked_about():
     table = Table(seed=18)
     values = [4, 2, None, 6, 1, 5, 2, 3]

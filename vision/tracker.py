@@ -28,7 +28,7 @@ turn (`TurnFacts`) by its owner.
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
@@ -76,13 +76,18 @@ class TurnFacts:
     """What the owner knows about the coming roll; the tracker only compares against it.
 
     `dice_count` is every die expected in the tray (the player's plus neutral ones; a Biggy is
-    one die), `big_count` how many of those are Biggy dice.
+    one die), `big_count` how many of those are Biggy dice. `colour_counts` splits
+    `dice_count` by colour, and `table_colours` are the colours of every die in this game
+    (players', imaginary players', neutral): with both, a die named in a colour no one plays
+    can be given back to the colour the roll lacks (see `fit_facts`).
     """
 
     player_colour: str
     neutral_colours: tuple[str, ...] = ()
     dice_count: int = 0
     big_count: int = 0
+    colour_counts: tuple[tuple[str, int], ...] = ()
+    table_colours: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,6 +386,9 @@ class TurnTracker:
         # turn level
         self._phase = "empty"  # empty | rolled | placed
         self._ref: list[_Voted] = []
+        # The reader's names for the roll's dice that `fit_facts` changed (a stray colour ->
+        # the colour the roll lacked): the reads that follow name them as the reader does.
+        self._renamed: dict[str, str] = {}
         self._taken: list[_Voted] = []
         self._chain: list[_Candidate] = []
         self._at_tail = False
@@ -502,7 +510,7 @@ class TurnTracker:
         pairs = _pair([v.die.bbox for v in a], [v.die.bbox for v in b], self.match_frac)
         # Where a die lay, another may land: the same place is the same die only if the colour
         # and a surely read face agree, else the old one left and a new one came.
-        pairs = [(i, j) for i, j in pairs if _same_die(a[i].die, b[j].die)]
+        pairs = [(i, j) for i, j in pairs if _same_die(a[i].die, self._as_fitted(b[j].die))]
         ma = {i for i, _ in pairs}
         mb = {j for _, j in pairs}
         return (pairs, [i for i in range(len(a)) if i not in ma],
@@ -537,6 +545,11 @@ class TurnTracker:
             self._chain.append(_Candidate(kept, self._win_t))
         self._at_tail = True
         return []
+
+    def _as_fitted(self, die: DieLike) -> DieLike:
+        """A later read of a die the roll's fit renamed, under the fitted colour."""
+        colour = self._renamed.get(die.colour)
+        return die if colour is None else replace(die, colour=colour)
 
     def _subset(self, a: list[_Voted], b: list[_Voted]) -> bool:
         return not self._match(a, b)[1]
@@ -592,6 +605,8 @@ class TurnTracker:
 
     def _roll(self, snap: list[_Voted], image: np.ndarray | None) -> list[Event]:
         dice, problems = fit_facts([v.die for v in snap], self.facts, image)
+        self._renamed = {v.die.colour: d.colour for d, v in zip(dice, snap, strict=True)
+                         if d.colour != v.die.colour}
         snap = [_Voted(d, v.plausible) for d, v in zip(dice, snap, strict=True)]
         roll = Roll(self._frame, self._t, dice, self._win_frame, self._win_t, image)
         self.last_roll = roll
@@ -633,12 +648,14 @@ def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None,
     die `BIG_LOOK` larger than the ordinary dice's median (that would be a Biggy too many).
     With `image` (the frame the dice were read in), dice the boxes leave in doubt are
     measured again by the spread of their pips before the count is asked. Otherwise the
-    count is asked. Problems: ("count", ()) and ("colour", the foreign dice). Public so an
-    owner that learns the facts only after the roll was seen can check it the same way.
+    count is asked. Colours are fitted first (`_fit_colours`). Problems: ("count", ()) and
+    ("colour", the foreign dice). Public so an owner that learns the facts only after the
+    roll was seen can check it the same way.
     """
     dice = tuple(dice)
     if facts is None:
         return dice, []
+    dice = _fit_colours(dice, facts)
     out: list[tuple[str, tuple[DieRead, ...]]] = []
     counted = len(dice) == facts.dice_count
     if sum(1 for d in dice if d.big) != facts.big_count:
@@ -662,6 +679,36 @@ def fit_facts(dice: Sequence[DieRead], facts: TurnFacts | None,
     if foreign:
         out.append(("colour", foreign))
     return dice, out
+
+
+def _fit_colours(dice: tuple[DieRead, ...], facts: TurnFacts) -> tuple[DieRead, ...]:
+    """The dice, those named in colours no one at the table plays given the colour the roll
+    lacks, when that is beyond doubt.
+
+    Without a calibration profile the reader names a die among every colour it knows, and
+    some lamps make one paint look like its neighbour: over-exposed orange dice read yellow,
+    red ones under a lamp's glare pink (10 of the 12 misnamed dice of the loose renders).
+    The table was then asked about every such roll, each turn of that player. A die in a
+    colour that is in no one's hand cannot be in the tray, so when the dice named in such
+    colours are exactly as many as one colour of the expected roll lacks, and no colour in
+    play has too many, they are that colour's. Anything else (two colours short, a colour in
+    play with a die too many, a count that differs) is asked as before, and the rules engine
+    still checks the roll against the player's hand.
+    """
+    if not facts.colour_counts or not facts.table_colours:
+        return dice
+    strays = {i for i, d in enumerate(dice) if d.colour not in facts.table_colours}
+    if not strays:
+        return dice
+    expected = dict(facts.colour_counts)
+    named = Counter(d.colour for i, d in enumerate(dice) if i not in strays)
+    short = {c: n - named[c] for c, n in expected.items() if n > named[c]}
+    if len(short) != 1 or any(named[c] > expected.get(c, 0) for c in named):
+        return dice
+    colour, lacking = short.popitem()
+    if lacking != len(strays):
+        return dice
+    return tuple(replace(d, colour=colour) if i in strays else d for i, d in enumerate(dice))
 
 
 def _biggies(sizes: dict[int, float], want: int) -> set[int] | None:

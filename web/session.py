@@ -18,7 +18,7 @@ import logging
 import random
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,12 +114,26 @@ def facts_for(state: GameState) -> tk.TurnFacts | None:
     who = state.current_player()
     colour = next((p.colour for p in state.players if p.name == who), "")
     neutral = tuple(sorted({c for (c, _big) in expected if c != colour}))
+    per_colour: Counter[str] = Counter()
+    for (c, _big), n in expected.items():
+        per_colour[c] += n
     return tk.TurnFacts(
         player_colour=colour if state.phase == "roll" else (neutral[0] if neutral else colour),
         neutral_colours=neutral,
         dice_count=sum(expected.values()),
         big_count=sum(n for (_c, big), n in expected.items() if big),
+        colour_counts=tuple(sorted(per_colour.items())),
+        table_colours=table_colours(state),
     )
+
+
+def table_colours(state: GameState) -> tuple[str, ...]:
+    """The colours of every die this game uses: the players', the imaginary players' and
+    neutral ones, and Royale's gray blank dice. A die in any other colour cannot be in the
+    tray, which is what lets the tracker give a misnamed die back (`tk.fit_facts`)."""
+    names = {p.colour for p in state.players} | set(state.edition.reserved_colours())
+    names |= {c for (c, _big) in state.expected_roll()}
+    return tuple(sorted(names))
 
 
 def game_colours(state: GameState) -> list[str]:
