@@ -386,8 +386,9 @@ class TurnTracker:
         # turn level
         self._phase = "empty"  # empty | rolled | placed
         self._ref: list[_Voted] = []
-        # The reader's names for the roll's dice that `fit_facts` changed (a stray colour ->
-        # the colour the roll lacked): the reads that follow name them as the reader does.
+        # The colours `fit_facts` changed in the last roll (a stray colour -> the colour the
+        # roll lacked). Later reads of those dice still carry the reader's name, so `_match`
+        # compares them under the fitted one.
         self._renamed: dict[str, str] = {}
         self._taken: list[_Voted] = []
         self._chain: list[_Candidate] = []
