@@ -11,19 +11,10 @@ from scorekeeper import Deal, Die, Place, Roll, agrees
 from scorekeeper.store import GameStore
 from web.session import TableSession, facts_for, table_colours
 
+from .test_session_held import _feed
 from .test_tracker import Table, roll_faces
 
 VALUES = [4, 2, 4, 6, 1, 3, 5, 6]
-
-
-def _feed(table: TableSession, tray: Table) -> None:
-    """Play the tray's stream of reads through the session's own tracker, as the loop does."""
-    table.tracker.expect(facts_for(table.game.state))
-    for index, t, reads in tray.stream:
-        events = table.tracker.feed(index, t, reads)
-        if events:
-            with table.lock:
-                table._handle(events)
 
 
 def _turn(table: TableSession, seed: int, named: str) -> None:
@@ -38,7 +29,7 @@ def _turn(table: TableSession, seed: int, named: str) -> None:
     tray.take(tray.ids(4))
     tray.take(tuple(range(len(tray.dice))), hand=5)
     tray.hold(60)
-    _feed(table, tray)
+    _feed(table, tray, held=False)  # every die is read surely
 
 
 def test_the_table_colours_are_the_games_dice(table: TableSession):

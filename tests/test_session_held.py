@@ -14,8 +14,11 @@ from web.session import TableSession, facts_for
 from .test_tracker import Table, roll_faces
 
 
-def _feed(table: TableSession, tray: Table) -> None:
-    """Play the tray's stream of reads through the session's own tracker, as the loop does."""
+def _feed(table: TableSession, tray: Table, held: bool = True) -> None:
+    """Play the tray's stream of reads through the session's own tracker, as the loop does.
+
+    `held`: the roll has an unsure die, so it must be held for its placement unless asked.
+    """
     tracker = table.tracker
     tracker.expect(facts_for(table.game.state))
     for index, t, reads in tray.stream:
@@ -23,7 +26,7 @@ def _feed(table: TableSession, tray: Table) -> None:
         if events:
             with table.lock:
                 table._handle(events)
-            if events[0].kind == "roll":  # held until the placement, unless asked at once
+            if held and events[0].kind == "roll":  # held until the placement, unless asked
                 assert table.snapshot()["roll_held"] == (not table.pending)
 
 

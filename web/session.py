@@ -128,11 +128,11 @@ def facts_for(state: GameState) -> tk.TurnFacts | None:
 
 
 def table_colours(state: GameState) -> tuple[str, ...]:
-    """The colours of every die this game uses: the players', the imaginary players' and
-    neutral ones, and Royale's gray blank dice. A die in any other colour cannot be in the
-    tray, which is what lets the tracker give a misnamed die back (`tk.fit_facts`)."""
+    """The colours of every die this game uses: the players', and the ones no player may
+    take (the neutral dice, Royale's gray blank dice), from which every hand and pool is
+    dealt. A die in any other colour cannot be in the tray, which is what lets the tracker
+    give a misnamed die back (`tk.fit_facts`)."""
     names = {p.colour for p in state.players} | set(state.edition.reserved_colours())
-    names |= {c for (c, _big) in state.expected_roll()}
     return tuple(sorted(names))
 
 
