@@ -4,16 +4,29 @@ A game row holds its config; every action (and every undo) is one event row, com
 before the caller is told it happened. Loading replays the log through the rules engine,
 which gives back the identical state because the engine is deterministic under its seed.
 WAL with `synchronous=FULL` makes each commit durable on its own, not just consistent.
+
+A table must keep running on a worn SD card, so opening checks the file. A damaged or
+emptied one is never deleted and never makes opening fail: it is set aside under a dated
+name, every game that can still be read is replayed into a fresh file through the normal
+writes, and `GameStore.recovery` says what happened in one sentence for a banner. A full
+disk refuses the write with `StorageFull`, changes nothing, and the same store writes again
+as soon as there is space.
 """
 
 from __future__ import annotations
 
+import errno
+import itertools
 import json
+import logging
+import os
 import sqlite3
+import struct
 import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +34,13 @@ from typing import Any
 from .actions import Action, BadAction, action_from_dict
 from .errors import ConfigError, RulesError, StoreError
 from .state import GameConfig, GameState
+
+try:
+    import fcntl
+except ImportError:  # Windows: openers there are not kept from recovering at the same time
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger("vegas_table.store")
 
 SCHEMA_VERSION = 1
 
@@ -53,9 +73,59 @@ CREATE TRIGGER IF NOT EXISTS events_append_only_d BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
 """
 
+# Every table, read row by row into Python when the file is checked at open: besides pages
+# SQLite cannot read, that finds text that is no longer UTF-8, which SQLite never checks.
+_TABLES = ("meta", "games", "events")
+_JSON_CHECKS = {
+    "games": "SELECT count(*) FROM games WHERE NOT (json_valid(config) AND json_valid(summary))",
+    "events": "SELECT count(*) FROM events WHERE NOT json_valid(payload)",
+}
+# What reading a damaged file can raise: SQLite's errors, and text (or an error message
+# quoting the file) that is not UTF-8 any more.
+_READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+_MAGIC = b"SQLite format 3\x00"
+_WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+_COMPANIONS = ("-wal", "-shm", "-journal")
+_PAGE_SIZES = (4096, 1024, 2048, 8192, 16384, 32768, 65536, 512)
+_FULL_MESSAGE = "the storage is full: nothing was saved; free some space and try again"
+# An I/O error with less free space than this is taken for a full disk: SQLite reports a
+# failed write of its shared-memory index, say, as an I/O error and not as SQLITE_FULL.
+_LOW_SPACE = 64 * 1024
+
+
+class StorageFull(StoreError):
+    """The disk (or the store's page limit) is full: the write was refused, nothing changed.
+
+    The store stays usable: the next write, once space has been freed, goes through.
+    """
+
+    def __init__(self, message: str = _FULL_MESSAGE) -> None:
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What opening a damaged or empty file did, for the log and a banner on the table.
+
+    `games_lost` counts the games seen in the file (a row or an event of theirs) that could
+    not be recovered; more may be lost when whole parts of the file were unreadable. It is
+    None when nothing at all could be read (an empty file).
+    """
+
+    damaged_path: Path
+    games_recovered: int
+    events_recovered: int
+    games_lost: int | None
+    message: str
+
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _stamp() -> str:
+    """The UTC time that names a set-aside file, so a directory listing sorts by age."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def _summary(state: GameState) -> dict[str, Any]:
@@ -72,29 +142,672 @@ def _summary(state: GameState) -> dict[str, Any]:
     return out
 
 
+# --- telling damage, a full disk and other failures apart ------------------------------------
+def _is_damage(exc: Exception) -> bool:
+    """SQLite found the file's content broken (not locked, not unreadable for lack of rights)."""
+    text = str(exc)
+    if isinstance(exc, UnicodeDecodeError) or text.startswith("Could not decode to UTF-8"):
+        return True  # text SQLite stored as UTF-8 that is not any more (the module says so)
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    return "malformed" in text or "not a database" in text
+
+
+def _free_bytes(folder: Path) -> int | None:
+    """Bytes this process may still write in `folder` (0 if no inode is left), None if unknown."""
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        return None
+    root = os.geteuid() == 0  # root may use the blocks kept in reserve
+    if st.f_files and (st.f_ffree if root else st.f_favail) == 0:
+        return 0
+    return (st.f_bfree if root else st.f_bavail) * st.f_frsize
+
+
+def _is_full(exc: BaseException, folder: Path) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None) or 0
+    if code & 0xFF == sqlite3.SQLITE_FULL or "database or disk is full" in str(exc):
+        return True
+    if code & 0xFF in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
+        free = _free_bytes(folder)
+        return free is not None and free < _LOW_SPACE
+    return False
+
+
+def _newer(version: object) -> bool:
+    try:
+        return int(str(version)) > SCHEMA_VERSION
+    except ValueError:
+        return False
+
+
+def _uri(path: Path, mode: str) -> str:
+    return f"{path.resolve().as_uri()}?mode={mode}"
+
+
+def _looks_like_sqlite(path: Path) -> bool:
+    """Whether a file SQLite refuses was one of its databases: damage, not a stranger.
+
+    Only a database is set aside and replaced: its header says so, or it is a whole number
+    of 512-byte blocks (SQLite writes whole pages, and the header may be what got broken),
+    or a write-ahead log lies next to it. Anything else, like a text file given as the path
+    by mistake, is refused untouched.
+    """
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+        size = path.stat().st_size
+    except OSError:
+        return False
+    if head == _MAGIC or (size and size % 512 == 0):
+        return True
+    try:
+        with open(f"{path}-wal", "rb") as f:
+            return f.read(4) in _WAL_MAGIC
+    except OSError:
+        return False
+
+
+def _cut_short(head: bytes, size: int) -> bool:
+    """Whether a file whose header reads is shorter than that header says (or not whole pages).
+
+    SQLite reads the missing end as zeros and its checks can pass, while the text in the
+    rows there is lost.
+    """
+    if len(head) < 100 or head[:16] != _MAGIC:
+        return False
+    page_size = int.from_bytes(head[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size not in _PAGE_SIZES:
+        return False  # SQLite refuses such a header itself
+    pages = int.from_bytes(head[28:32], "big")
+    header_current = head[24:28] == head[92:96]  # else the size field is not kept up to date
+    return size % page_size != 0 or (header_current and pages * page_size > size)
+
+
+def _inspect(path: Path) -> str:
+    """"missing", "empty", "damaged" or "ok" (also for a newer schema, refused later as such).
+
+    Read-only, so checking never changes the file: a damaged file is set aside as it was.
+    Besides SQLite's own check of every page, every row is read, and the saved JSON must
+    still parse, which catches text garbled inside pages whose structure is intact.
+    """
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            return "empty"
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except FileNotFoundError:
+        return "missing"
+    db = sqlite3.connect(_uri(path, "ro"), uri=True)
+    try:
+        tables = {name for (name,) in db.execute(
+            "SELECT name FROM sqlite_schema WHERE type='table'")}
+        if "meta" in tables:
+            row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is not None and _newer(row[0]):
+                return "ok"
+        if _cut_short(head, size):
+            return "damaged"
+        if db.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
+            return "damaged"
+        for table in _TABLES:
+            if table in tables:
+                for _ in db.execute(f"SELECT * FROM {table}"):
+                    pass
+        for table, query in _JSON_CHECKS.items():
+            if table in tables:
+                try:
+                    (bad,) = db.execute(query).fetchone()
+                except sqlite3.OperationalError as exc:
+                    if "no such function" in str(exc):
+                        break  # an SQLite built without JSON: this check is skipped
+                    raise
+                if bad:
+                    return "damaged"
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if _is_damage(exc) and _looks_like_sqlite(path):
+            return "damaged"
+        raise
+    finally:
+        db.close()
+    return "ok"
+
+
+# --- files: moved, never replaced ------------------------------------------------------------
+def _move_new(src: Path, dst: Path) -> None:
+    """Rename `src` to `dst`, refusing (FileExistsError) if `dst` exists: rename would replace."""
+    try:
+        os.link(src, dst)
+    except FileExistsError:
+        raise
+    except OSError:  # a filesystem without hard links (FAT): check, then rename
+        if os.path.lexists(dst):
+            raise FileExistsError(errno.EEXIST, "file exists", str(dst)) from None
+        os.rename(src, dst)
+        return
+    os.unlink(src)
+
+
+def _remove_with_companions(path: Path) -> None:
+    for suffix in ("", *_COMPANIONS):
+        with suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file or a folder (so a rename in it survives a power cut), where supported."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with suppress(OSError):  # some filesystems refuse fsync on a folder
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """One opener at a time may create, set aside or replace the file (other processes too)."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+# --- salvage: every row that can still be read -----------------------------------------------
+@dataclass
+class _Salvage:
+    # game id: (created, updated, seq, config) of its newest copy found
+    games: dict[str, tuple[str | None, str | None, int, str]] = field(default_factory=dict)
+    # (game id, n): (kind, payload, created)
+    events: dict[tuple[str, int], tuple[str, str, str | None]] = field(default_factory=dict)
+    complete: bool = True  # every page was read; False if any part of the file was not
+
+    def add(self, values: tuple | list) -> None:
+        """Keep a row that has the shape of a game or an event.
+
+        Of an event the first copy wins (events never change); of a game the newest, as its
+        `updated` and `seq` tell whether the log that follows is whole.
+        """
+        if (len(values) == 8 and all(type(v) is str for v in values[:4])
+                and type(values[4]) is int):
+            gid, created, updated, config, seq = values[:5]
+            old = self.games.get(gid)
+            if old is None or (updated or "") > (old[1] or ""):
+                self.games[gid] = (_timestamp(created), _timestamp(updated), seq, config)
+        elif (len(values) == 5 and type(values[0]) is str and type(values[1]) is int
+              and values[2] in ("action", "undo") and type(values[3]) is str):
+            gid, n, kind, payload, created = values
+            self.events.setdefault((gid, n), (kind, payload, _timestamp(created)))
+
+
+def _timestamp(value: object) -> str | None:
+    """A saved time kept as it was, if it still reads as one."""
+    if type(value) is not str:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return value
+
+
+def _scan(db: sqlite3.Connection, table: str, columns: str, found: _Salvage,
+          most: int) -> Iterator[tuple]:
+    """Every readable row of `table` in rowid order, stepping over pages that do not read.
+
+    A damaged page breaks a plain scan at the first row it holds, so after an error the rows
+    are looked up one rowid at a time (rows are never deleted here, so rowids are dense) until
+    one reads, and the scan goes on from there. `most` bounds the rowids tried, as the
+    largest rowid may itself be read from a damaged page.
+    """
+    scan = f"SELECT rowid, {columns} FROM {table} WHERE rowid > ? ORDER BY rowid"
+    one = f"SELECT rowid, {columns} FROM {table} WHERE rowid = ?"
+    try:
+        (last,) = db.execute(f"SELECT max(rowid) FROM {table}").fetchone()
+    except _READ_ERRORS:
+        last = None
+    if type(last) is not int:
+        last = None
+    after = 0
+    while True:
+        try:
+            for row in db.execute(scan, (after,)):
+                if row[0] > after:  # a damaged tree may give rows out of order
+                    after = row[0]
+                    yield row[1:]
+            return
+        except _READ_ERRORS:
+            found.complete = False
+        if last is None:
+            return
+        for rowid in range(after + 1, min(last, most) + 1):
+            try:
+                row = db.execute(one, (rowid,)).fetchone()
+            except _READ_ERRORS:
+                continue
+            if row is not None:
+                after = rowid
+                yield row[1:]
+                break
+        else:
+            return
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    value = 0
+    for k in range(8):
+        b = buf[i + k]
+        value = (value << 7) | (b & 0x7F)
+        if b < 0x80:
+            return value, i + k + 1
+    return (value << 8) | buf[i + 8], i + 9
+
+
+_INT_SIZES = (1, 2, 3, 4, 6, 8)
+
+
+def _record(payload: bytes) -> list[Any]:
+    """The values of one SQLite record (the file format's row encoding)."""
+    size, i = _varint(payload, 0)
+    if not 0 < size <= len(payload):
+        raise ValueError("bad record header")
+    types = []
+    while i < size:
+        t, i = _varint(payload, i)
+        types.append(t)
+    pos, out = size, []
+    for t in types:
+        if t == 0:
+            out.append(None)
+            continue
+        if t in (8, 9):
+            out.append(t - 8)
+            continue
+        if t <= 6:
+            n = _INT_SIZES[t - 1]
+        elif t == 7:
+            n = 8
+        elif t >= 12:
+            n = (t - 12) // 2
+        else:
+            raise ValueError("reserved serial type")
+        raw = payload[pos:pos + n]
+        if len(raw) != n:
+            raise ValueError("record cut short")
+        pos += n
+        if t <= 6:
+            out.append(int.from_bytes(raw, "big", signed=True))
+        elif t == 7:
+            out.append(struct.unpack(">d", raw)[0])
+        elif t % 2:
+            out.append(raw.decode("utf-8"))
+        else:
+            out.append(bytes(raw))
+    return out
+
+
+def _leaf_records(data: bytes, page_size: int, usable: int) -> Iterator[list[Any]]:
+    """Records of every page that reads as a table leaf, overflow chains followed."""
+    pages = len(data) // page_size
+    most_local = usable - 35
+    least_local = (usable - 12) * 32 // 255 - 23
+    for pgno in range(1, pages + 1):
+        base = (pgno - 1) * page_size
+        head = base + (100 if pgno == 1 else 0)
+        if data[head] != 0x0D:
+            continue
+        cells = int.from_bytes(data[head + 3:head + 5], "big")
+        if head + 8 + 2 * cells > base + page_size:
+            continue
+        for c in range(cells):
+            try:
+                offset = int.from_bytes(data[head + 8 + 2 * c:head + 10 + 2 * c], "big")
+                if not 8 <= offset < page_size:
+                    continue
+                size, p = _varint(data, base + offset)
+                _, p = _varint(data, p)  # rowid
+                if size > len(data):
+                    continue
+                local = size
+                if size > most_local:
+                    local = least_local + (size - least_local) % (usable - 4)
+                    if local > most_local:
+                        local = least_local
+                if p + local > base + page_size:
+                    continue
+                payload = bytearray(data[p:p + local])
+                if local < size:
+                    nxt, seen = int.from_bytes(data[p + local:p + local + 4], "big"), set()
+                    while len(payload) < size and 0 < nxt <= pages and nxt not in seen:
+                        seen.add(nxt)
+                        at = (nxt - 1) * page_size
+                        nxt = int.from_bytes(data[at:at + 4], "big")
+                        payload += data[at + 4:at + 4 + min(usable - 4, size - len(payload))]
+                    if len(payload) != size:
+                        continue
+                yield _record(bytes(payload))
+            except (IndexError, ValueError):  # UnicodeDecodeError is a ValueError
+                continue
+
+
+def _wal_checksum(data: bytes, big: bool, s0: int, s1: int) -> tuple[int, int]:
+    for x0, x1 in struct.iter_unpack(">II" if big else "<II", data):
+        s0 = (s0 + x0 + s1) & 0xFFFFFFFF
+        s1 = (s1 + x1 + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+def _wal_pages(path: Path) -> tuple[int, dict[int, bytes], int] | None:
+    """(page size, newest committed image of each page, pages in the database) from a WAL.
+
+    Only frames whose checksums hold, up to the last commit, are taken: a write that was
+    refused (the disk was full) may have left frames behind that were never committed, and
+    an action the table was told failed must not come back.
+    """
+    try:
+        wal = Path(f"{path}-wal").read_bytes()
+    except OSError:
+        return None
+    if len(wal) < 32 or wal[:4] not in _WAL_MAGIC:
+        return None
+    big = wal[3] == 0x83
+    page_size = int.from_bytes(wal[8:12], "big")
+    if page_size not in _PAGE_SIZES:
+        return None
+    s0, s1 = _wal_checksum(wal[:24], big, 0, 0)
+    if (s0, s1) != struct.unpack(">II", wal[24:32]):
+        return None
+    pages: dict[int, bytes] = {}
+    pending: dict[int, bytes] = {}
+    db_pages, at = 0, 32
+    while at + 24 + page_size <= len(wal):
+        head, page = wal[at:at + 24], wal[at + 24:at + 24 + page_size]
+        if head[8:16] != wal[16:24]:
+            break
+        s0, s1 = _wal_checksum(head[:8] + page, big, s0, s1)
+        if (s0, s1) != struct.unpack(">II", head[16:24]):
+            break
+        pgno, commit = struct.unpack(">II", head[:8])
+        pending[pgno] = page
+        if commit:
+            pages.update(pending)
+            pending.clear()
+            db_pages = commit
+        at += 24 + page_size
+    return (page_size, pages, db_pages) if pages else None
+
+
+def _raw_records(path: Path) -> list[list[Any]]:
+    """Rows read straight from the file's pages, for when SQLite cannot walk to them.
+
+    A broken header, schema page or inner page of a table hides every row below it from
+    SQL; the leaf pages themselves are usually intact. The committed pages of the
+    write-ahead log are laid over the file first, as SQLite would, since a store in use
+    keeps its latest games there. Rows found may be old copies too, which is harmless:
+    events never change, and a game's config and creation time never do either.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        data = b""
+    wal = _wal_pages(path)
+    if wal is not None:
+        page_size, pages, db_pages = wal
+        count = max(len(data) // page_size, db_pages, *pages)
+        image = bytearray(data[:count * page_size].ljust(count * page_size, b"\0"))
+        for pgno, page in pages.items():
+            image[(pgno - 1) * page_size:pgno * page_size] = page
+        data = bytes(image)
+    sizes, reserved = _PAGE_SIZES, 0
+    if data[:16] == _MAGIC and len(data) >= 100:
+        declared = int.from_bytes(data[16:18], "big")
+        declared = 65536 if declared == 1 else declared
+        if declared in _PAGE_SIZES and data[20] < 64:
+            sizes, reserved = (declared,), data[20]
+    if wal is not None:
+        sizes = (wal[0],)
+    best: list[list[Any]] = []
+    for size in sizes:
+        rows = list(_leaf_records(data, size, size - reserved))
+        if len(rows) > len(best):
+            best = rows
+    return best
+
+
+def _salvage(path: Path, *, sql: bool = True) -> _Salvage:
+    """Every game row and event that can be read, through SQLite and then from the pages.
+
+    `sql=False` for an emptied file: SQLite would take a 0-byte file for a new database and
+    drop the write-ahead log beside it, which may still hold the games.
+    """
+    found = _Salvage(complete=sql)
+    if sql:
+        # A row takes at least 6 bytes of a page: no more rowids than that can be in use.
+        most = sum(_size(Path(f"{path}{s}")) for s in ("", "-wal")) // 6
+        db = sqlite3.connect(_uri(path, "ro"), uri=True)
+        try:
+            for table, columns in (
+                    ("games", "id, created, updated, config, seq, round, over, summary"),
+                    ("events", "game_id, n, kind, payload, created")):
+                for row in _scan(db, table, columns, found, most):
+                    found.add(row)
+        finally:
+            db.close()
+    if not found.complete:
+        for values in _raw_records(path):
+            found.add(values)
+    return found
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
 class GameStore:
-    """One SQLite file holding every game of a table."""
+    """One SQLite file holding every game of a table.
+
+    `recovery` is None after a normal open; after the file was found damaged or empty it
+    says what was set aside and what was recovered. `max_pages` caps the file's size in
+    pages (4 KiB each): a limit for tests and for small disks, hit as `StorageFull`.
+    """
 
     FILENAME = "games.sqlite3"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, max_pages: int | None = None) -> None:
         path = Path(path)
-        if path.is_dir() or path.suffix == "":
-            path.mkdir(parents=True, exist_ok=True)
-            path = path / self.FILENAME
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
+        self.recovery: Recovery | None = None
+        self._max_pages = max_pages
         self._lock = threading.RLock()
         try:
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._migrate()
-        except sqlite3.DatabaseError as exc:
+            if path.is_dir() or path.suffix == "":
+                path.mkdir(parents=True, exist_ok=True)
+                path = path / self.FILENAME
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self.path = path
+            self._open()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            if _is_full(exc, path.parent):
+                raise StorageFull() from exc
             raise StoreError(f"{path}: not a readable game store ({exc})") from None
+        except OSError as exc:
+            if _is_full(exc, path.parent):
+                raise StorageFull() from exc
+            raise
+
+    # --- opening, checking, recovering ---------------------------------------------------------
+    def _open(self) -> None:
+        """Check the file, deal with a missing, empty or damaged one, then connect.
+
+        Creating and replacing the file happen under a lock on its folder and are checked
+        again once the lock is held, so two openers at once (the server and the CLI) neither
+        set aside the file the other has just made nor build two replacements.
+        """
+        suspect = False  # connecting hit damage that the check had not seen
+        for _ in range(3):
+            state = _inspect(self.path)
+            if state != "ok" or suspect:
+                with _folder_lock(self.path.parent):
+                    state = _inspect(self.path)
+                    if suspect and state == "ok":
+                        state = "damaged"
+                    if state == "missing":
+                        self._create()
+                    elif state != "ok":
+                        self.recovery = self._recover(state)
+            try:
+                self._connect()
+                return
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+                if not self.path.exists():
+                    continue  # set aside by another opener since the check: look again
+                if suspect or not (_is_damage(exc) and _looks_like_sqlite(self.path)):
+                    raise
+                suspect = True
+        raise StoreError(f"{self.path} kept changing while it was being opened; try again")
+
+    def _connect(self) -> None:
+        """Open the existing file for good (never creating it: only `_create` does that)."""
+        db = sqlite3.connect(_uri(self.path, "rw"), uri=True, check_same_thread=False,
+                             isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA busy_timeout=5000")
+            (self._page_limit,) = db.execute("PRAGMA max_page_count").fetchone()
+            if self._max_pages is not None:
+                db.execute(f"PRAGMA max_page_count={int(self._max_pages)}")
+            self._db = db
+            self._migrate()
+        except BaseException:
+            db.close()
+            raise
+
+    @classmethod
+    def _scratch(cls, path: Path) -> GameStore:
+        """A store on a new file, written fast and without fsyncs: a replacement being built.
+
+        It only becomes the real file once complete, closed and flushed, so a crash while it
+        is built leaves a stray temporary file (removed next time), never a half-made store.
+        """
+        store = cls.__new__(cls)
+        store.path, store.recovery, store._max_pages = path, None, None
+        store._lock = threading.RLock()
+        store._db = sqlite3.connect(_uri(path, "rwc"), uri=True, check_same_thread=False,
+                                    isolation_level=None)
+        try:
+            store._db.execute("PRAGMA journal_mode=MEMORY")
+            store._db.execute("PRAGMA synchronous=OFF")
+            store._db.execute("PRAGMA foreign_keys=ON")
+            store._migrate()
+        except BaseException:
+            store._db.close()
+            raise
+        return store
+
+    def _build(self, found: _Salvage | None) -> tuple[Path, tuple[int, int, int, bool]]:
+        """A complete new file next to the store holding what `found` recovers."""
+        temp = self.path.with_name(self.path.name + ".new")
+        _remove_with_companions(temp)  # left by a crash while building: ours, incomplete
+        try:
+            fresh = GameStore._scratch(temp)
+            try:
+                counts = (0, 0, 0, True) if found is None else _restore(fresh, found)
+            finally:
+                fresh.close()
+            _fsync(temp)
+        except BaseException:
+            _remove_with_companions(temp)
+            raise
+        return temp, counts
+
+    def _create(self) -> None:
+        """A first start: a new file with the schema, put in place whole (never 0 bytes)."""
+        temp, _ = self._build(None)
+        try:
+            _move_new(temp, self.path)
+        except FileExistsError:  # made meanwhile by an opener that does not lock: use it
+            _remove_with_companions(temp)
+        _fsync(self.path.parent)
+
+    def _set_aside(self) -> Path:
+        """Move the file and its companions to one new dated name, never over another file."""
+        stamp = f"{self.path.name}.damaged-{_stamp()}"
+        for i in itertools.count(1):
+            aside = self.path.with_name(stamp if i == 1 else f"{stamp}-{i}")
+            if any(os.path.lexists(f"{aside}{s}") for s in ("", *_COMPANIONS)):
+                continue
+            try:
+                _move_new(self.path, aside)
+            except FileExistsError:
+                continue
+            for suffix in _COMPANIONS:
+                # Named so that SQLite still pairs the log with its file when it is opened.
+                if os.path.lexists(f"{self.path}{suffix}"):
+                    _move_new(Path(f"{self.path}{suffix}"), Path(f"{aside}{suffix}"))
+            return aside
+        raise AssertionError("unreachable")
+
+    def _recover(self, state: str) -> Recovery:
+        """Replace a damaged or empty file by a fresh one with every game still readable.
+
+        The replacement is built in full before anything is moved, so a failure on the way
+        (the disk is full) leaves the damaged file where it was, to be tried again next time.
+        """
+        found = _salvage(self.path, sql=state == "damaged")
+        temp, (games, events, lost, whole) = self._build(found)
+        try:
+            aside = self._set_aside()
+        except BaseException:
+            _remove_with_companions(temp)
+            raise
+        _move_new(temp, self.path)
+        _fsync(self.path.parent)
+        name, seen = self.path.name, games + lost
+        if state == "empty" and not seen:
+            message = (f"{name} was empty (0 bytes): its saved games are lost; set aside as "
+                       f"{aside.name}")
+            recovery = Recovery(aside, 0, 0, None, message)
+        else:
+            source = " from its write-ahead log" if state == "empty" else ""
+            full = " in full" if whole else ""
+            got = f"{_count(games, 'game')} recovered{full}{source} ({_count(events, 'action')})"
+            if games == 0:
+                outcome = ("it held no games" if whole and found.complete
+                           else "none of its games could be read")
+            elif whole and found.complete:
+                outcome = got
+            elif whole:
+                outcome = f"{got}, though parts of it could not be read"
+            else:
+                outcome = f"{got}, the rest could not be read"
+            what = "was empty (0 bytes)" if state == "empty" else "was damaged"
+            message = f"{name} {what}: set aside as {aside.name}; {outcome}"
+            known = seen or found.complete  # nothing read at all: the count is unknown
+            recovery = Recovery(aside, games, events, lost if known else None, message)
+        log.warning("%s", message)
+        return recovery
 
     def _migrate(self) -> None:
         with self._lock:
@@ -109,16 +822,51 @@ class GameStore:
                     f"version reads up to {SCHEMA_VERSION}); update the app"
                 )
 
+    # --- writing -----------------------------------------------------------------------------
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; a full disk becomes `StorageFull` with nothing written."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._settle()
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._settle()
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._settle()
+                if _is_full(exc, self.path.parent):
+                    raise StorageFull() from exc
                 raise
-            self._db.execute("COMMIT")
+
+    def _settle(self) -> None:
+        """End a transaction that a failed statement left open, so the connection stays usable.
+
+        After a failed COMMIT SQLite may have rolled back already or not, and ROLLBACK can
+        fail too (the disk still full): then the next write tries again before its BEGIN.
+        """
+        if self._db.in_transaction:
+            with suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+
+    @property
+    def max_pages(self) -> int | None:
+        """The cap on the file's size in pages, None for SQLite's own limit."""
+        return self._max_pages
+
+    @max_pages.setter
+    def max_pages(self, value: int | None) -> None:
+        """Change the cap at once: raising it lets writes refused as `StorageFull` go through.
+
+        SQLite never sets it below the file's current size.
+        """
+        with self._lock:
+            limit = self._page_limit if value is None else int(value)
+            self._db.execute(f"PRAGMA max_page_count={limit}")
+            self._max_pages = value
 
     def close(self) -> None:
         with self._lock:
@@ -138,6 +886,11 @@ class GameStore:
         filled in), and it must rebuild the same game: a later default change or a value
         that JSON cannot carry must not make a saved game unreadable.
         """
+        return self._create_game(config, game_id, None)
+
+    def _create_game(self, config: GameConfig, game_id: str | None,
+                     when: str | None) -> StoredGame:
+        """`create`, with the creation time given when a recovered game keeps its own."""
         state = GameState(config)
         resolved = GameConfig(config.edition, state.players, state.edition.options,
                               config.seed, config.start_player)
@@ -149,7 +902,7 @@ class GameStore:
         if rebuilt.fingerprint() != state.fingerprint():
             raise ConfigError("this game setup does not survive saving (options changed)")
         game_id = game_id or uuid.uuid4().hex[:12]
-        now = _now()
+        now = when or _now()
         try:
             with self._tx() as db:
                 db.execute(
@@ -224,9 +977,12 @@ class GameStore:
         return row[0] if row else None
 
     def _append(self, game_id: str, kind: str, payload: dict, state: GameState,
-                known: int) -> None:
-        """Append event number `known + 1`, refusing if another writer got there first."""
-        now = _now()
+                known: int, when: str | None = None) -> None:
+        """Append event number `known + 1`, refusing if another writer got there first.
+
+        `when` keeps the time of an event replayed from a damaged file.
+        """
+        now = when or _now()
         with self._tx() as db:
             (last,) = db.execute(
                 "SELECT COALESCE(MAX(n), 0) FROM events WHERE game_id=?", (game_id,)
@@ -259,27 +1015,83 @@ class StoredGame:
 
     def apply(self, action: Action) -> GameState:
         """Apply (the rules refuse bad actions untouched), then commit; roll back if that fails."""
+        return self._apply(action, None)
+
+    def undo(self) -> Action:
+        return self._undo(None)
+
+    def _apply(self, action: Action, when: str | None) -> GameState:
         with self.store._lock:
             self.state.apply_action(action)
             try:
                 stored = self.state.history[-1].to_dict()
                 if action_from_dict(stored) != self.state.history[-1]:
                     raise BadAction(f"{stored} does not survive saving")
-                self.store._append(self.id, "action", stored, self.state, self.events)
+                self.store._append(self.id, "action", stored, self.state, self.events, when)
             except BaseException:
                 self.state.undo()
                 raise
             self.events += 1
         return self.state
 
-    def undo(self) -> Action:
+    def _undo(self, when: str | None) -> Action:
         with self.store._lock:
             action = self.state.undo()
             try:
                 self.store._append(self.id, "undo", {"undoes": action.to_dict()}, self.state,
-                                   self.events)
+                                   self.events, when)
             except BaseException:
                 self.state.apply_action(action)
                 raise
             self.events += 1
         return action
+
+
+def _restore(fresh: GameStore, found: _Salvage) -> tuple[int, int, int, bool]:
+    """Replay every game of `found` into `fresh` through the normal writes.
+
+    A game needs its config; its events are replayed in order up to the first that is
+    missing, unreadable or no longer applies, so what is saved is exactly what replays.
+    A game is whole when its row's last update is its last event and its action count
+    matches. Returns (games recovered, events recovered, games lost, all known games whole).
+    """
+    logs: dict[str, list[tuple[int, str, str, str | None]]] = {}
+    for (gid, n), (kind, payload, when) in found.events.items():
+        logs.setdefault(gid, []).append((n, kind, payload, when))
+    known = set(found.games) | set(logs)
+    games = events = 0
+    whole = True
+    for gid, (created, updated, seq, text) in sorted(
+            found.games.items(), key=lambda g: (g[1][0] or "", g[0])):
+        try:  # anything read from a damaged file may be nonsense of any kind
+            config = GameConfig.from_dict(json.loads(text))
+            GameState(config)
+        except Exception:
+            continue
+        try:
+            game = fresh._create_game(config, gid, created)
+        except RulesError:
+            continue
+        rows = sorted(logs.get(gid, []))
+        used, last = 0, created
+        for expected, (n, kind, payload, when) in enumerate(rows, 1):
+            if n != expected:
+                break
+            try:
+                action = None if kind == "undo" else action_from_dict(json.loads(payload))
+            except Exception:
+                break
+            try:
+                if action is None:
+                    game._undo(when)
+                else:
+                    game._apply(action, when)
+            except RulesError:
+                break
+            used, last = used + 1, when
+        whole = (whole and used == len(rows) and updated is not None and last == updated
+                 and game.state.seq == seq)
+        games += 1
+        events += used
+    lost = len(known) - games
+    return games, events, lost, whole and lost == 0

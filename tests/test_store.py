@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ import pytest
 
 from scorekeeper import Deal, GameConfig, GameState, ImpossibleRoll, Roll, StoreError
 from scorekeeper.simulate import play_random_game
-from scorekeeper.store import SCHEMA_VERSION, GameStore
+from scorekeeper.store import SCHEMA_VERSION, GameStore, StorageFull
 
 from .conftest import ROOT
 
@@ -198,3 +199,103 @@ def test_duplicate_id_is_refused_and_resolved_options_are_saved(tmp_path):
     (text,) = db.execute("SELECT config FROM games WHERE id='r1'").fetchone()
     # The default deck is written out, so a later change of the default cannot alter it.
     assert sum(json.loads(text)["options"]["deck"].values()) == 90
+
+
+FULL = "the storage is full: nothing was saved; free some space and try again"
+
+
+def test_a_full_store_refuses_the_write_changes_nothing_and_resumes_by_itself(tmp_path):
+    played = play_random_game("classic", 3, 12, {"neutral_dice": True})
+    with GameStore(tmp_path, max_pages=14) as store:
+        assert store.max_pages == 14
+        game = store.create(CONFIG)
+        for action in played.history:
+            before, events = game.state.fingerprint(), game.events
+            try:
+                game.apply(action)
+            except StorageFull as exc:
+                assert str(exc) == FULL and isinstance(exc, StoreError)
+                break
+        else:
+            pytest.fail("the page limit was never reached")
+        assert 0 < game.state.seq < len(played.history) - 1  # refused mid-game
+        assert (game.state.fingerprint(), game.events) == (before, events)
+        assert store.load(game.id).state.fingerprint() == before  # nothing half-written
+        while True:  # an undo refused for lack of space changes nothing either
+            before, events = game.state.fingerprint(), game.events
+            try:
+                game.undo()
+            except StorageFull:
+                break
+        assert (game.state.fingerprint(), game.events) == (before, events)
+        assert store.load(game.id).state.fingerprint() == before
+        store.max_pages = None  # space freed: the same store object writes again
+        assert store.max_pages is None
+        for action in played.history[game.state.seq:]:
+            game.apply(action)
+        assert game.state.fingerprint() == played.fingerprint()
+    with GameStore(tmp_path) as store:
+        assert store.load(game.id).state.fingerprint() == played.fingerprint()
+        assert [k for _, k in store.event_kinds(game.id)].count("undo") >= 1
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A real 16 MiB filesystem (tmpfs), so that writes fail with ENOSPC as on a full card.
+
+    It has room for a whole game: the write-ahead log grows to about 4 MiB before SQLite
+    starts it again.
+    """
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def _fill_up(folder) -> None:
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        for chunk in (1 << 20, 4096, 512):
+            try:
+                while True:
+                    os.write(fd, b"x" * chunk)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+
+
+def test_a_full_disk_refuses_the_write_and_the_same_store_goes_on_once_freed(tiny_disk):
+    played = play_random_game("classic", 3, 12, {"neutral_dice": True})
+    store = GameStore(tiny_disk / "data")
+    try:
+        game = store.create(CONFIG)
+        for action in played.history[:20]:
+            game.apply(action)
+        _fill_up(tiny_disk)
+        before = game.state.fingerprint()
+        with pytest.raises(StorageFull, match="nothing was saved"):
+            for action in played.history[20:]:
+                game.apply(action)
+                before = game.state.fingerprint()
+        assert game.state.fingerprint() == before
+        # A new store cannot be made either, and no empty file is left to pass for one.
+        with pytest.raises(StorageFull):
+            GameStore(tiny_disk / "other")
+        assert list((tiny_disk / "other").iterdir()) == []
+        (tiny_disk / "filler").unlink()
+        for action in played.history[game.state.seq:]:
+            game.apply(action)
+        assert game.state.fingerprint() == played.fingerprint()
+    finally:
+        store.close()
+    with GameStore(tiny_disk / "data") as again:
+        assert again.load(game.id).state.fingerprint() == played.fingerprint()
