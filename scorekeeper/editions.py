@@ -111,6 +111,11 @@ class Edition:
         """Neutral dice the start player rolls at round start; each goes to its casino."""
         return Counter()
 
+    def other_start_pools(self, state: GameState) -> list[Counter[DiceKey]]:
+        """Other dice the start player may roll instead of `start_pool`: the same number of
+        neutral dice, made up the way another real set of them is."""
+        return []
+
     def start_round(self, state: GameState) -> None:
         """Per-round bookkeeping at round start (chips, skip counters)."""
 
@@ -405,6 +410,18 @@ class Royale(Edition):
         if len(state.players) == 2:
             return Counter({(self.neutral_colour, False): 8})
         return Counter()
+
+    def other_start_pools(self, state: GameState) -> list[Counter[DiceKey]]:
+        # "Roll all eight dice of a non-player color": in the Royale box a colour is 7 dice
+        # and a Biggy ("7 + 1 dice of a color"), so that is what a table rolls when it takes
+        # the set of a colour nobody plays. Eight plain dice stay accepted too: `start_pool`
+        # still asks for them, and saved games hold such rolls. The Biggy goes to the casino
+        # of its face like any neutral die and counts as two there (`GameState.weights`).
+        if len(state.players) != 2:
+            return []
+        small = self.dice_per_player - self.big_per_player
+        return [Counter({(self.neutral_colour, False): small,
+                         (self.neutral_colour, True): self.big_per_player})]
 
     def start_round(self, state: GameState) -> None:
         for p in state.players:

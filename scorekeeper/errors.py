@@ -33,7 +33,8 @@ class ValueNotRolled(IllegalAction):
 
 
 class ImpossibleRoll(IllegalAction):
-    """The roll does not match the dice the player holds (count, colour or Biggy)."""
+    """The roll does not match the dice the player holds (count, colour or Biggy), or a face
+    it needs was not read."""
 
 
 class GameOver(IllegalAction):

@@ -7,9 +7,10 @@ at the exact field (`casinos[2].dice.anna`) instead of failing somewhere inside 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from .editions import CLASSIC_NOTES, ROYALE_DEFAULT_DECK
+from .editions import CLASSIC_NOTES
 from .payout import pay_casino
 
 
@@ -17,12 +18,21 @@ class ScoreInputError(ValueError):
     pass
 
 
-_EDITION_NOTES: dict[str, tuple[set[int], str]] = {
-    "classic": (set(CLASSIC_NOTES), "a classic banknote is $10,000 to $90,000 in steps of 10,000"),
-    "custom": (set(range(3, 11)), "a Custom Edition money card is 3 to 10"),
-    "royale": (set(ROYALE_DEFAULT_DECK), "a Royale money card is $10,000 to $90,000"),
+_EDITION_NOTES: dict[str, tuple[Callable[[int], bool], str]] = {
+    "classic": (CLASSIC_NOTES.__contains__,
+                "a classic banknote is $10,000 to $90,000 in steps of 10,000"),
+    "custom": (range(3, 11).__contains__, "a Custom Edition money card is 3 to 10"),
+    # The Royale text does not list its 90 cards (the app's default deck is only a guess,
+    # and a game may use another one), and its tiles pay $100,000 from the bank: any card
+    # in steps of $10,000 may be on the table.
+    "royale": (lambda note: note > 0 and note % 10_000 == 0,
+               "a Royale money card is a positive multiple of $10,000"),
 }
 _BIGGY_EDITIONS = {"royale"}
+# Both card texts deal exactly two cards per casino, one for 1st place and one for 2nd
+# (Royale: "All other players leave the casino empty-handed"), so a third would pay a
+# third player. Fewer stay allowed: a casino whose pair came up short when the deck ran out.
+_CARDS_PER_CASINO = {"custom": 2, "royale": 2}
 
 
 def _is_int(value: Any) -> bool:
@@ -53,7 +63,8 @@ def score_request(request: Any) -> dict[str, Any]:
     if edition not in _EDITION_NOTES:
         raise ScoreInputError(f"edition: must be classic, custom or royale, got "
                               f"{json_repr(edition)}")
-    known, note_rule = _EDITION_NOTES[edition]
+    is_note, note_rule = _EDITION_NOTES[edition]
+    most_cards = _CARDS_PER_CASINO.get(edition)
     neutral = request.get("neutral", ["white"])
     if not isinstance(neutral, list) or not all(isinstance(n, str) and n for n in neutral):
         raise ScoreInputError("neutral: must be a list of imaginary players' names")
@@ -84,9 +95,12 @@ def score_request(request: Any) -> dict[str, Any]:
         if not isinstance(notes, list):
             raise ScoreInputError(f"{where}.notes: must be a list of note values")
         for j, note in enumerate(notes):
-            if not _is_int(note) or note not in known:
+            if not _is_int(note) or not is_note(note):
                 raise ScoreInputError(f"{where}.notes[{j}]: {json_repr(note)} is not a "
                                       f"{edition} note value ({note_rule})")
+        if most_cards is not None and len(notes) > most_cards:
+            raise ScoreInputError(f"{where}.notes: a {edition} casino holds exactly "
+                                  f"{most_cards} cards, got {len(notes)}")
         dice = _counts(casino.get("dice", {}), f"{where}.dice")
         big = _counts(casino.get("big_dice", {}) or {}, f"{where}.big_dice")
         if edition not in _BIGGY_EDITIONS and any(big.values()):

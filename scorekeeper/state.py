@@ -386,7 +386,9 @@ class GameState:
         exhausts = not (available - used)
         self.edition.validate_deal(casinos, exhausts)
 
-    def _check_roll(self, dice: tuple[Die, ...], expected: Counter[DiceKey], who: str) -> None:
+    def _check_roll(self, dice: tuple[Die, ...], expected: Counter[DiceKey], who: str,
+                    also: Sequence[Counter[DiceKey]] = ()) -> None:
+        """Refuse a roll that is not `expected` (or one of `also`) or whose faces are bad."""
         for i, d in enumerate(dice, 1):
             if d.value is None and self.phase == "roll":
                 continue  # not read, and not placed: see `Die`
@@ -396,8 +398,14 @@ class GameState:
             if type(d.value) is not int or not 1 <= d.value <= 6:
                 raise ImpossibleRoll(f"die {i} shows {d.value!r}; a die shows 1 to 6")
         got = Counter((d.colour, d.big) for d in dice)
-        if got == expected:
+        if got == expected or got in also:
+            if dice and all(d.value is None for d in dice):
+                # Unread dice are dice the turn did not need; with none read there is
+                # nothing to place, and the game would wait for a placement that cannot be.
+                raise ImpossibleRoll(f"no die of this roll was read: enter the values of "
+                                     f"{who}'s {_count_words(got)}")
             return
+        expected_words = " or ".join(_count_words(c) for c in (expected, *also))
         colours = {c for c, _ in expected}
         for colour, _ in got:
             if colour not in colours:
@@ -408,10 +416,10 @@ class GameState:
                     )
                 raise ImpossibleRoll(
                     f"the roll has a {colour} die, which is not one of the dice {who} rolls "
-                    f"({_count_words(expected)})"
+                    f"({expected_words})"
                 )
         raise ImpossibleRoll(
-            f"{who} rolls {_count_words(expected)}, but the roll has {_count_words(got)}"
+            f"{who} rolls {expected_words}, but the roll has {_count_words(got)}"
         )
 
     def _roll(self, action: Roll) -> None:
@@ -422,7 +430,8 @@ class GameState:
         expected = self._due()
         dice = tuple(action.dice)
         if self.phase == "neutral":
-            self._check_roll(dice, expected, f"{who} (the start player, neutral dice)")
+            self._check_roll(dice, expected, f"{who} (the start player, neutral dice)",
+                             self.edition.other_start_pools(self))
             for value in sorted({d.value for d in dice}):
                 self._move_to_casino(value, tuple(d for d in dice if d.value == value))
             self.pool = Counter()

@@ -56,6 +56,29 @@ def test_biggy_counts_two_and_casinos_keep_input_order(cli):
     assert result["totals"] == {"ben": 40000, "anna": 70000, "carla": 0, "denny": 30000}
 
 
+def test_royale_card_of_100000_is_accepted(cli):
+    # The Royale text does not list its 90 cards, and its tiles pay $100,000 from the bank.
+    request = {"edition": "royale", "casinos": [
+        {"casino": 6, "notes": [100000, 90000], "dice": {"anna": 3, "ben": 2}}]}
+    out = cli("score", stdin=json.dumps(request))
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["casinos"][0]["payouts"] == [
+        {"player": "anna", "amount": 100000}, {"player": "ben", "amount": 90000}]
+
+
+@pytest.mark.parametrize("edition", ["custom", "royale"])
+def test_card_editions_pay_two_places_a_short_pair_still_scores(cli, edition):
+    # Both card texts pay 1st and 2nd place only; a pair the deck could not complete has
+    # one card, which 1st place takes.
+    card = 10 if edition == "custom" else 10000
+    request = {"edition": edition, "casinos": [
+        {"casino": 1, "notes": [card], "dice": {"anna": 3, "ben": 2}}]}
+    out = cli("score", stdin=json.dumps(request))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["totals"] == {"anna": card, "ben": 0}
+
+
 @pytest.mark.parametrize(
     ("request_text", "field"),
     [
@@ -78,6 +101,18 @@ def test_biggy_counts_two_and_casinos_keep_input_order(cli):
         ('{"edition": "classic", "neutral": "white", "casinos": []}', "neutral"),
         ('{"edition": "classic", "casinos": [{"casino": 1, "notes": [], "dise": {}}]}',
          "casinos[0].dise"),
+        ('{"edition": "custom", "casinos": [{"casino": 1, "notes": [10, 9, 8], '
+         '"dice": {"a": 3, "b": 2, "c": 1}}]}',
+         "casinos[0].notes: a custom casino holds exactly 2 cards, got 3"),
+        ('{"edition": "royale", "casinos": [{"casino": 2, "notes": [30000, 20000, 10000], '
+         '"dice": {"a": 3, "b": 2, "c": 1}}]}',
+         "casinos[0].notes: a royale casino holds exactly 2 cards, got 3"),
+        ('{"edition": "royale", "casinos": [{"casino": 1, "notes": [15000]}]}',
+         "casinos[0].notes[0]: 15000 is not a royale note value"),
+        ('{"edition": "royale", "casinos": [{"casino": 1, "notes": [0]}]}',
+         "casinos[0].notes[0]: 0 is not a royale note value"),
+        ('{"edition": "royale", "casinos": [{"casino": 1, "notes": [-10000]}]}',
+         "casinos[0].notes[0]"),
     ],
 )
 def test_bad_input_exits_2_with_one_line_naming_the_field(cli, request_text, field):

@@ -115,6 +115,38 @@ def test_an_unread_die_stays_in_the_hand_and_offers_no_value():
     assert action_from_dict(payload).dice[-1] == unread
 
 
+def test_a_roll_with_no_die_read_is_refused_one_partly_read_is_kept():
+    g = started()
+    refused(g, Roll((Die("red", None),) * 8), ImpossibleRoll,
+            "no die of this roll was read: enter the values of anna's 8 red dice")
+    # One die read is enough to place it: the unread ones stay in her hand, as before.
+    g.apply_action(Roll((Die("red", 4),) + (Die("red", None),) * 7))
+    assert g.legal_actions() == [Place(4)]
+    # Refused even where a chip would let the player sit the turn out: the roll on record
+    # would hold no face at all.
+    r = GameState.new("royale", THREE, seed=1)
+    r.apply_action(Deal())
+    unread = (Die("red", None),) * 7 + (Die("red", None, True),)
+    refused(r, Roll(unread), ImpossibleRoll, r"no die of this roll was read.*1 red Biggy")
+
+
+def test_royale_two_player_neutral_roll_is_eight_plain_dice_or_a_colour_set():
+    g = GameState.new("royale", [("ben", "blue"), ("carla", "green")], seed=3)
+    g.apply_action(Deal())
+    assert g.phase == "neutral"
+    two_biggies = (Die("white", 1),) * 6 + (Die("white", 2, True),) * 2
+    refused(g, Roll(two_biggies), ImpossibleRoll,
+            "rolls 8 white dice or 7 white dice, 1 white Biggy, but the roll has 6 white")
+    refused(g, Roll((Die("white", 1),) * 7), ImpossibleRoll, "8 white dice or 7 white dice")
+    refused(g, Roll((Die("white", 1),) * 6 + (Die("white", None, True),) + (Die("white", 2),)),
+            ImpossibleRoll, "die 7 was not read")
+    # Only the 2-player game rolls neutral dice, and only at round start.
+    three = GameState.new("royale", THREE, seed=3)
+    three.apply_action(Deal())
+    refused(three, Roll((Die("white", 1),) * 7 + (Die("white", 2, True),)), ImpossibleRoll,
+            "white die")
+
+
 def test_a_neutral_die_must_be_read_since_its_face_is_its_casino():
     g = started(options={"neutral_dice": True})
     refused(g, Roll((Die("white", 3), Die("white", None))), ImpossibleRoll,

@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorekeeper import GameState, pay_casino
+from scorekeeper import Deal, Die, GameState, Roll, pay_casino
 from scorekeeper.simulate import play_random_game
 
 CONFIGS = (
@@ -117,3 +117,17 @@ def test_pay_casino_against_the_rule_text(notes_, weights_):
     # "The player with the most dice receives the highest-value banknote, etc."
     assert [p for p, _ in result.payouts] == survivors[: len(notes_)]
     assert sorted([a for _, a in result.payouts] + list(result.unclaimed)) == sorted(notes_)
+
+
+faces = st.integers(1, 6)
+
+
+@given(st.lists(faces, min_size=7, max_size=7), faces)
+def test_royale_neutral_colour_set_goes_by_its_faces_the_biggy_weighing_two(small, biggy):
+    g = GameState.new("royale", [("ben", "blue"), ("carla", "green")])
+    g.apply_action(Deal())
+    g.apply_action(Roll(tuple(Die("white", v) for v in small) + (Die("white", biggy, True),)))
+    for casino in range(1, 7):
+        expected = small.count(casino) + (2 if biggy == casino else 0)
+        assert g.weights(casino).get("white", 0) == expected
+    assert g.phase == "roll" and g.current_player() == "ben" and not g.pool

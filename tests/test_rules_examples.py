@@ -321,6 +321,39 @@ def test_royale_2019_two_player_variant_eight_neutral_dice_and_examples():
     assert 80_000 in g.under and 40_000 in g.under
 
 
+def test_royale_2019_two_player_variant_neutral_set_with_its_biggy_counts_two():
+    # "Roll all eight dice of a non-player color": a Royale colour is "7 + 1 dice", and
+    # "The bigger die (also called "Biggy") counts as two smaller dice!"
+    g = GameState.new("royale", [("ben", "blue"), ("carla", "green")], seed=3)
+    g.apply_action(Deal(((10_000, 10_000), (20_000, 10_000), (20_000, 20_000),
+                         (30_000, 20_000), (70_000, 40_000), (80_000, 30_000))))
+    neutral = tuple(Die("white", v) for v in (6, 6, 5, 5, 3, 3, 4)) + (Die("white", 6, True),)
+    g.apply_action(Roll(neutral))
+    six = g.casino_view(6)
+    assert (six["dice"], six["big"], six["weights"]) == ({"white": 3}, {"white": 1}, {"white": 4})
+    assert g.phase == "roll" and g.current_player() == "ben"
+    assert g.expected_roll() == Counter({("blue", False): 7, ("blue", True): 1})
+
+    def turn(colour: str, faces: tuple[int, ...], biggy: int | None, value: int) -> None:
+        big = () if biggy is None else (Die(colour, biggy, True),)
+        g.apply_action(Roll(tuple(Die(colour, v) for v in faces) + big))
+        g.apply_action(Place(value))
+
+    turn("blue", (6, 6, 6, 1, 1, 1, 1), 2, 6)    # Ben's 3 dice against the neutral 2 + Biggy
+    turn("green", (5, 5, 5, 5, 2, 2, 2), 2, 5)   # Carla's 4 against the neutral 2
+    turn("blue", (1, 1, 1, 1), 1, 1)
+    turn("green", (2, 2, 2), 2, 2)
+    assert g.round == 2
+    # Were the Biggy one die, Ben's 3 would tie the neutral 3 and casino 6 would pay no one.
+    assert paid(g, 1, 6) == [("white", 80_000), ("ben", 30_000)]
+    assert paid(g, 1, 5) == [("carla", 70_000), ("white", 40_000)]
+    assert paid(g, 1, 4) == [("white", 30_000)]
+    assert Counter(g.under) >= Counter([80_000, 40_000, 30_000, 20_000, 20_000])
+    assert g.money("ben") == 30_000 + 10_000 and g.money("carla") == 70_000 + 20_000
+    assert g.players[g.start_player].name == "ben"  # the neutral player cannot start
+    assert g.clone().fingerprint() == g.fingerprint()  # the roll replays as it was
+
+
 def test_royale_2019_pairs_sorted_by_total_equal_totals_higher_card_higher_casino():
     g = GameState.new("royale", ROYALE_FOUR[:3], seed=11)
     g.apply_action(Deal())
