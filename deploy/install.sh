@@ -32,8 +32,11 @@ same network open http://vegas-table.local to follow the game. Running it again 
 the install (after \`git pull\`) and changes nothing that is already right.
 
 Options:
-  --pin PIN          the table PIN (4 to 8 digits) for the host's controls; without it a PIN
-                     is made up at the first install and kept afterwards
+  --pin PIN          a table PIN of your choice (4 to 8 digits) for the host's controls, kept
+                     in $ENV_FILE; without it the service makes one up and keeps it in
+                     $DATA_DIR (\`vegas-table pin --new\` gives a new one)
+  --pin auto         drop a PIN chosen before from $ENV_FILE: the service's own
+                     counts again
   --port N           the web port (default 80, so the address needs no :port)
   --source SRC       the camera: picamera (default), picamera:N, webcam:N
   --hostname NAME    the machine's network name, giving http://NAME.local (default vegas-table)
@@ -109,8 +112,8 @@ parse_args() {
         esac
     done
 
-    if [[ -n $PIN && ! $PIN =~ ^[0-9]{4,8}$ ]]; then
-        usage_error "--pin must be 4 to 8 digits"
+    if [[ -n $PIN && $PIN != auto && ! $PIN =~ ^[0-9]{4,8}$ ]]; then
+        usage_error "--pin must be 4 to 8 digits (or auto)"
     fi
     if [[ ! $PORT =~ ^[0-9]{1,5}$ ]] || (( 10#$PORT < 1 || 10#$PORT > 65535 )); then
         usage_error "--port must be a number from 1 to 65535"
@@ -311,37 +314,61 @@ data_dir() {
     ensure_dir "$DATA_DIR" 750 "$NAME:$NAME"
 }
 
+# The PIN in the settings file, if there is one: given with --pin, or made up by an older
+# installer (which then showed it as the table's PIN, so it stays).
 current_pin() {
     local file=$ROOT$ENV_FILE value
     [[ -r $file ]] || return 0
+    grep -q '^VEGAS_TABLE_PIN=' "$file" || return 0
     value=$(sed -n 's/^VEGAS_TABLE_PIN=//p' "$file" | tail -n 1)
     if [[ $value =~ ^[0-9]{4,8}$ ]]; then
         printf '%s' "$value"
     else
-        warn "$ENV_FILE holds no valid PIN; making a new one"
+        # serve refuses such a PIN, which would leave the service failing at every start
+        warn "$ENV_FILE holds no valid PIN; leaving it out (the service keeps its own)"
     fi
+}
+
+# The command that shows the PIN the service made up and keeps in its data folder.
+pin_command() {
+    printf 'sudo -u %s %s pin --data-dir %s' "$NAME" "$VENV/bin/vegas-table" "$DATA_DIR"
 }
 
 settings() {
     step "Settings in $ENV_FILE"
     local kept
     kept=$(current_pin)
-    if [[ -n $PIN ]]; then
+    if [[ $PIN == auto ]]; then
+        PIN=""
+        note "no PIN here (--pin auto): the service makes one and keeps it in $DATA_DIR"
+    elif [[ -n $PIN ]]; then
         note "PIN from --pin"
     elif [[ -n $kept ]]; then
         PIN=$kept
-        note "keeping the PIN made at the first install"
+        note "keeping the PIN chosen before (another: --pin N; the service's own: --pin auto)"
     else
-        PIN=$(printf '%04d' $(( $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 10000 )))
-        note "made up a new PIN"
+        note "no PIN chosen: the service makes one at its first start and keeps it in $DATA_DIR"
     fi
     ensure_dir "$CONF_DIR" 755
-    put_file "$ENV_FILE" 600 root:root <<EOF
+    # The PIN goes to the service through this file (root only; systemd reads it), never
+    # through the command line, which every user of the machine can see in ps.
+    if [[ -n $PIN ]]; then
+        put_file "$ENV_FILE" 600 root:root <<EOF
 # Vegas Table settings, read by vegas-table.service (EnvironmentFile=).
 # Written by deploy/install.sh; to change the PIN: sudo ./deploy/install.sh --pin 4321
-# The table PIN unlocks the host's controls on the phones (4 to 8 digits).
+# The table PIN unlocks the host's controls on the phones (4 to 8 digits). Chosen here, it
+# counts instead of the one the service keeps; sudo ./deploy/install.sh --pin auto drops it.
 VEGAS_TABLE_PIN=$PIN
 EOF
+    else
+        put_file "$ENV_FILE" 600 root:root <<EOF
+# Vegas Table settings, read by vegas-table.service (EnvironmentFile=).
+# Written by deploy/install.sh. No PIN is chosen here, so the service keeps its own in
+# $DATA_DIR; to see it, or make a new one (add --new):
+#   $(pin_command)
+# To choose one: sudo ./deploy/install.sh --pin 4321
+EOF
+    fi
 }
 
 # The venv's python, away from the checkout (whose folders would shadow the installed package).
@@ -421,6 +448,11 @@ service_unit() {
     if (( SIMULATE )) || ! systemctl is-enabled --quiet "$NAME.service" 2>/dev/null; then
         run systemctl enable "$NAME.service"
     fi
+    # After a crash loop the unit's start limit refuses every start, the restart below too,
+    # until the failure is reset: rerunning the installer is how the README says to repair.
+    if (( SIMULATE )) || systemctl is-failed --quiet "$NAME.service"; then
+        run systemctl reset-failed "$NAME.service"
+    fi
     if (( SIMULATE )); then
         run systemctl restart "$NAME.service"
     elif (( CHANGED )) || ! systemctl is-active --quiet "$NAME.service"; then
@@ -462,10 +494,12 @@ network_name() {
     fi
 }
 
+ANSWERS=0  # set when the service answered the health check
+
 health() {
     (( SIMULATE )) && return 0
     step "Checking the service"
-    venv_python - "$PORT" <<'EOF' || warn "the service does not answer yet: sudo journalctl -u vegas-table -e"
+    if ! venv_python - "$PORT" <<'EOF'; then
 import json, sys, time, urllib.request
 url = f"http://127.0.0.1:{sys.argv[1]}/api/health"
 deadline, cam = time.monotonic() + 40, None
@@ -483,8 +517,33 @@ if cam is None:
 state = cam.get("state")
 print(f"    camera: {state}" + ("" if state == "running" else f" ({cam.get('message')})"))
 if state != "running":
-    print("    see "The camera is not found" in deploy/README.md")
+    print('    see "The camera is not found" in deploy/README.md')
 EOF
+        warn "the service does not answer yet: sudo journalctl -u vegas-table -e"
+        return 0
+    fi
+    ANSWERS=1
+}
+
+# The table PIN to show at the end: the one chosen here, else the one the service keeps.
+table_pin() {
+    local out pin=""
+    if [[ -n $PIN ]]; then
+        printf '%s' "$PIN"
+        return 0
+    fi
+    # Asked only once the service answers: by then it has made its PIN, and this only reads it.
+    # As the service user, so that nothing in the data folder comes to belong to root.
+    if (( ANSWERS )) && out=$(cd / && runuser -u "$NAME" -- "$VENV/bin/vegas-table" pin \
+        --data-dir "$DATA_DIR" 2>/dev/null); then
+        # the last number of 4 to 8 digits it prints, whatever words come around it
+        if [[ $out =~ (^|[^0-9])([0-9]{4,8})[^0-9]*$ ]]; then pin=${BASH_REMATCH[2]}; fi
+    fi
+    if [[ -n $pin ]]; then
+        printf '%s' "$pin"
+    else
+        printf 'the service makes one at its first start; see it with: %s' "$(pin_command)"
+    fi
 }
 
 summary() {
@@ -495,7 +554,7 @@ summary() {
     if (( DRY_RUN )); then note "(dry run: nothing was changed)"; fi
     note "Open on the phones:  http://$HOST_NAME.local$port/"
     if [[ -n $ip ]]; then note "or, if that name does not work:  http://$ip$port/"; fi
-    note "Table PIN:  $PIN"
+    note "Table PIN:  $(table_pin)"
     note "Status: systemctl status $NAME    Log: journalctl -u $NAME -f"
 }
 

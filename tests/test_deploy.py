@@ -19,10 +19,13 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,9 +42,10 @@ HOSTNAME = "etc/hostname"
 DATA = "var/lib/vegas-table"
 
 
-def install(*args: str, user: list[str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*(user or []), "bash", str(INSTALL), *args], capture_output=True,
-                          text=True, timeout=60)
+def install(*args: str, user: list[str] | None = None, script: Path = INSTALL,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*(user or []), "bash", str(script), *args], capture_output=True,
+                          text=True, timeout=60, cwd=cwd)
 
 
 def installed(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -133,6 +137,7 @@ def test_help_and_bad_options() -> None:
     r = install("--help")
     assert r.returncode == 0 and "--dry-run" in r.stdout and "--uninstall" in r.stdout
     bad = [(["--frobnicate"], "unknown option"), (["--pin", "12"], "4 to 8 digits"),
+           (["--pin", "Auto"], "4 to 8 digits"),
            (["--purge"], "--purge goes with --uninstall"), (["--port", "99999"], "--port"),
            (["--source", "demo"], "--source"), (["--hostname", "Vegas_Table"], "--hostname"),
            (["--pin"], "needs a value")]
@@ -150,7 +155,37 @@ def test_checkout_not_found_is_one_line(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_not_root_is_one_line() -> None:
+def enterable_by_anyone(path: Path) -> bool:
+    """Whether a user who owns nothing can reach path: every folder above it searchable."""
+    return all(stat.S_IMODE(p.stat().st_mode) & stat.S_IXOTH for p in path.resolve().parents)
+
+
+@pytest.fixture
+def shared_checkout() -> Iterator[Path]:
+    """A copy of what install.sh reads before its root check (itself, the templates beside it,
+    the checkout's pyproject.toml) in a folder every user may enter and read. The checkout
+    itself may sit where only its owner can go (a clone under `mktemp -d`, mode 0700), and
+    another user could not even open the script there."""
+    bases = [Path(tempfile.gettempdir()), Path("/tmp")]
+    base = next((b for b in bases if b.is_dir() and enterable_by_anyone(b / "x")), None)
+    if base is None:
+        pytest.skip("no temporary folder that every user may enter")
+    top = Path(tempfile.mkdtemp(prefix="vegas-table-deploy-", dir=base))
+    try:
+        top.chmod(0o755)  # mkdtemp makes it 0700
+        (top / "deploy").mkdir()
+        (top / "deploy").chmod(0o755)
+        for src in [*DEPLOY.glob("*.sh"), *DEPLOY.glob("*.in")]:
+            shutil.copyfile(src, top / "deploy" / src.name)
+            (top / "deploy" / src.name).chmod(0o755 if src.suffix == ".sh" else 0o644)
+        shutil.copyfile(ROOT / "pyproject.toml", top / "pyproject.toml")
+        (top / "pyproject.toml").chmod(0o644)
+        yield top
+    finally:
+        shutil.rmtree(top)
+
+
+def test_not_root_is_one_line(shared_checkout: Path) -> None:
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")
         if setpriv is None:
@@ -158,7 +193,7 @@ def test_not_root_is_one_line() -> None:
         user = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
     else:
         user = []
-    r = install(user=user)
+    r = install(user=user, script=shared_checkout / "deploy/install.sh", cwd=shared_checkout)
     assert r.returncode == 1, r.stdout + r.stderr
     assert r.stderr.count("\n") == 1 and "must run as root" in r.stderr, r.stderr
     assert r.stdout == ""
@@ -189,16 +224,19 @@ def test_root_install_writes_every_file(tmp_path: Path) -> None:
     # each of these would shut the camera's devices away from the service
     keys = {k for k, _ in s}
     assert not keys & {"PrivateDevices", "DevicePolicy", "DeviceAllow", "ProtectClock"}
+    # no PIN on the command line, where ps shows it to every user: serve reads it from the
+    # environment (the EnvironmentFile), or keeps its own in the data folder
     assert shlex.split(one(s, "ExecStart")) == [
         "/opt/vegas-table/venv/bin/vegas-table", "serve", "--source", "picamera",
-        "--data-dir", "/var/lib/vegas-table", "--host", "0.0.0.0", "--port", "80",
-        "--pin", "${VEGAS_TABLE_PIN}"]
+        "--data-dir", "/var/lib/vegas-table", "--host", "0.0.0.0", "--port", "80"]
 
-    # the PIN: made once, kept in a file only root reads, printed at the end
+    # no PIN chosen: the settings file (root's only) has none, the service makes its own and
+    # the summary says how to see it
     assert files[ENV][1] == 0o600
-    pin = env_file(tmp_path / ENV)["VEGAS_TABLE_PIN"]
-    assert re.fullmatch(r"\d{4}", pin)
-    assert "http://vegas-table.local/" in r.stdout and f"Table PIN:  {pin}" in r.stdout
+    assert "VEGAS_TABLE_PIN" not in env_file(tmp_path / ENV)
+    assert "http://vegas-table.local/" in r.stdout
+    assert re.search(r"Table PIN:  .*sudo -u vegas-table /opt/vegas-table/venv/bin/vegas-table "
+                     r"pin --data-dir /var/lib/vegas-table\n", r.stdout)
 
     # the name on the network: the hostname, plus a DNS-SD announcement of the web page
     assert files[HOSTNAME][0] == b"vegas-table\n"
@@ -216,33 +254,86 @@ def test_root_install_writes_every_file(tmp_path: Path) -> None:
     assert re.search(r"pip install .*\[pi\]", out)
     assert "systemctl enable vegas-table.service" in out
     assert "hostnamectl set-hostname vegas-table" in out
+    # a unit stopped by its start limit refuses the restart until its failure is reset
+    assert re.search(r"systemctl reset-failed vegas-table\.service\n(.*\n)*.*"
+                     r"systemctl restart vegas-table\.service", out)
+
+
+def test_unit_gives_up_on_a_crash_loop(tmp_path: Path) -> None:
+    """Restarted after a crash, but not for ever: the start limit must be reachable with the
+    unit's RestartSec, else systemd restarts a service that cannot start every few seconds."""
+    installed(tmp_path)
+    unit = parse_unit((tmp_path / UNIT).read_text())
+    u, s = unit["Unit"], unit["Service"]
+    assert one(s, "Restart") == "on-failure"
+    restart_sec = int(one(s, "RestartSec"))
+    interval, burst = int(one(u, "StartLimitIntervalSec")), int(one(u, "StartLimitBurst"))
+    assert burst >= 3 and restart_sec >= 1
+    # burst restarts, RestartSec apart, fit in the interval with time left for starting up
+    assert burst * restart_sec * 2 <= interval
+    # [Unit] only: in [Service] systemd ignores StartLimitIntervalSec (it reads the older
+    # StartLimitInterval there), which would leave the burst with its 10 s default interval
+    assert not {k for k, _ in s} & {"StartLimitIntervalSec", "StartLimitInterval",
+                                     "StartLimitBurst"}
 
 
 def test_second_run_changes_nothing_and_keeps_the_pin(tmp_path: Path) -> None:
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc/hosts").write_text("127.0.0.1\tlocalhost\n127.0.1.1\traspberrypi\n")
-    installed(tmp_path)
+    installed(tmp_path, "--pin", "4821")
     assert (tmp_path / "etc/hosts").read_text() == "127.0.0.1\tlocalhost\n127.0.1.1\tvegas-table\n"
     before = files_under(tmp_path)
-    pin = env_file(tmp_path / ENV)["VEGAS_TABLE_PIN"]
     time.sleep(0.01)  # a rewrite would show in the modification times
     r = installed(tmp_path)
     assert files_under(tmp_path) == before
     assert "wrote " not in r.stdout and "created " not in r.stdout
     assert r.stdout.count("unchanged ") == 5  # env, hostname, hosts, avahi, unit
-    assert "keeping the PIN" in r.stdout and f"Table PIN:  {pin}" in r.stdout
+    assert "keeping the PIN" in r.stdout and "Table PIN:  4821" in r.stdout
     assert "hostnamectl" not in r.stdout  # the name is already right
+
+
+def test_second_run_without_a_pin_changes_nothing(tmp_path: Path) -> None:
+    installed(tmp_path)
+    before = files_under(tmp_path)
+    time.sleep(0.01)
+    r = installed(tmp_path)
+    assert files_under(tmp_path) == before
+    assert "wrote " not in r.stdout and r.stdout.count("unchanged ") == 4  # no /etc/hosts
+
+
+def test_pin_from_an_older_install_stays_and_a_bad_one_goes(tmp_path: Path) -> None:
+    # the settings file as installers made it before the service kept a PIN of its own: the
+    # PIN in it was shown to the host, so it keeps counting
+    env = tmp_path / ENV
+    env.parent.mkdir(parents=True)
+    env.write_text("# Vegas Table settings\nVEGAS_TABLE_PIN=0042\n")
+    env.chmod(0o644)
+    r = installed(tmp_path)
+    assert env_file(env)["VEGAS_TABLE_PIN"] == "0042" and "Table PIN:  0042" in r.stdout
+    assert stat.S_IMODE(env.stat().st_mode) == 0o600
+    # serve would refuse this one at every start: it is left out, with a warning
+    env.write_text("VEGAS_TABLE_PIN=12ab\n")
+    r = installed(tmp_path)
+    assert "VEGAS_TABLE_PIN" not in env_file(env)
+    assert r.stderr.count("\n") == 1 and "holds no valid PIN" in r.stderr
 
 
 def test_pin_and_port_options(tmp_path: Path) -> None:
     installed(tmp_path)
     r = installed(tmp_path, "--pin", "246810", "--port", "8080", "--keep-hostname")
+    # the chosen PIN: in the settings file only root may read, not in the unit
     assert env_file(tmp_path / ENV)["VEGAS_TABLE_PIN"] == "246810"
+    assert stat.S_IMODE((tmp_path / ENV).stat().st_mode) == 0o600
+    assert "246810" not in (tmp_path / UNIT).read_text()
     assert "Table PIN:  246810" in r.stdout and "http://vegas-table.local:8080/" in r.stdout
-    assert "--port 8080 " in (tmp_path / UNIT).read_text()
+    argv = exec_start((tmp_path / UNIT).read_text(), {})
+    assert argv[argv.index("--port") + 1] == "8080" and "--pin" not in argv
     assert ET.fromstring((tmp_path / AVAHI).read_bytes()).findtext("service/port") == "8080"
     r = installed(tmp_path)  # no --pin: the one given last time stays
     assert env_file(tmp_path / ENV)["VEGAS_TABLE_PIN"] == "246810"
+    r = installed(tmp_path, "--pin", "auto")  # and goes again: the service's own counts
+    assert "VEGAS_TABLE_PIN" not in env_file(tmp_path / ENV)
+    assert "246810" not in r.stdout
 
 
 def test_webcam_source_needs_no_picamera2(tmp_path: Path) -> None:
@@ -435,6 +526,18 @@ class Picamera2:
 '''
 
 
+def login(port: int, pin: str) -> int:
+    """The HTTP status of a host's login with pin."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/api/login", method="POST",
+                                 data=json.dumps({"pin": pin}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -444,7 +547,7 @@ def free_port() -> int:
 def test_service_starts_from_the_units_command_line(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
-    installed(root)
+    installed(root, "--pin", "97531")
     unit_text = (root / UNIT).read_text()
     service = parse_unit(unit_text)["Service"]
     env = env_file(root / ENV)
@@ -458,13 +561,15 @@ def test_service_starts_from_the_units_command_line(tmp_path: Path) -> None:
     argv = [local.get(w, w) for w in argv]
     argv[argv.index("--port") + 1] = str(port)
     assert argv[1:5] == ["serve", "--source", "picamera", "--data-dir"]
-    assert argv[argv.index("--pin") + 1] == env["VEGAS_TABLE_PIN"]
+    assert env["VEGAS_TABLE_PIN"] == "97531"
 
     standin = tmp_path / "standin"
     (standin / "picamera2").mkdir(parents=True)
     (standin / "picamera2" / "__init__.py").write_text(STANDIN)
     log = tmp_path / "camera.log"
-    environment = {**os.environ, **env}
+    # what systemd gives it: the EnvironmentFile's settings, then the unit's Environment=
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("VEGAS_TABLE_")}
+    environment.update(env)
     for assignment in " ".join(v for k, v in service if k == "Environment").split():
         k, _, v = assignment.partition("=")
         environment[k] = local.get(v, v)
@@ -498,6 +603,20 @@ def test_service_starts_from_the_units_command_line(tmp_path: Path) -> None:
         assert configure["main"]["format"] == "RGB888"  # BGR in memory, as OpenCV wants
         grab = next(c for c in calls if c["call"] == "captured_request")
         assert grab["flush"] is True and isinstance(grab["wait"], (int, float))
+
+        # the PIN from the settings file is the table's, and no user sees it in ps
+        assert login(port, "97531") == 200 and login(port, "13579") == 403
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        assert cmdline[-3:] == [b"--port", str(port).encode(), b""], cmdline
+        assert not any(b"97531" in word for word in cmdline), cmdline
+
+        # the installer's own check of the service, from the script's functions, finds it
+        check = subprocess.run(
+            ["bash", "-c", 'source "$1" && SIMULATE=0 VENV=$2 PORT=$3 && health '
+             '&& echo "answers=$ANSWERS"', "health", str(INSTALL), sys.prefix, str(port)],
+            capture_output=True, text=True, timeout=60)
+        assert check.returncode == 0 and check.stderr == "", check.stderr
+        assert check.stdout.endswith("    camera: running\nanswers=1\n"), check.stdout
     finally:
         # stop it the way systemd does: the unit's KillSignal, then a kill after the timeout
         kill = getattr(signal, one(service, "KillSignal"))
