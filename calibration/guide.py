@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -464,6 +465,20 @@ def latest_profile(data_dir: str | Path) -> tuple[Profile | None, Path | None]:
     return load_profile(paths[-1]), paths[-1]
 
 
+def set_aside(path: str | Path) -> Path:
+    """Move a damaged profile out of the way (never deleted: it may be looked at), so the
+    next start does not meet it again. Returns where it went."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    path.replace(target)
+    return target
+
+
 def scaled(profile: Profile, size: tuple[int, int]) -> Profile:
     """The profile's geometry moved to another frame size of the same camera view."""
     if profile.image_size is None or profile.image_size == size or not profile.tray_corners:
@@ -482,4 +497,5 @@ __all__ = [
     "latest_profile",
     "profile_paths",
     "scaled",
+    "set_aside",
 ]

@@ -148,9 +148,11 @@ def profile_from_dict(data: Any, source: str = "profile") -> Profile:
 def load_profile(path: str | Path) -> Profile:
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text("utf-8")
     except OSError as exc:
         raise ProfileError(f"{path}: cannot read the profile ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"{path}: not a profile (not text: is the file damaged?)") from None
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError):

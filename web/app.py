@@ -10,20 +10,22 @@ nothing; the app never answers a client's mistake with a 500.
 
 from __future__ import annotations
 
-import hmac
+import errno
 import json
-import secrets
+import socket
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, jsonify, request, session
 from werkzeug.exceptions import HTTPException
 
 from scorekeeper import Deal, RulesError, StoreError, action_from_dict
+from scorekeeper.store import StorageFull
 
+from .auth import HostFile, LoginGuard, pin_matches
 from .pages import (
     BadRequest,
     DisplayStore,
@@ -48,48 +50,102 @@ from .session import (
 MAX_BODY = 64 * 1024
 KEEPALIVE_S = 15.0
 CAMERA_VIEWERS = 4  # MJPEG streams at once: each holds a server thread and costs the Pi CPU
+LIVE_CLIENTS = 48  # live-update streams at once: each holds a server thread
+# Threads for everything else (pages, /api/state, the host's taps) beyond the streams' own,
+# so no number of phones watching can take them all.
+REQUEST_THREADS = 12
 
 
 @dataclass
 class Settings:
-    """Everything the app is configured with, in one place (OctoPrint keeps one file too)."""
+    """Everything the app is configured with, in one place (OctoPrint keeps one file too).
 
-    pin: str
-    secret_key: str = field(default_factory=lambda: secrets.token_hex(32))
+    `pin` fixes the table PIN for this run (`serve --pin`, `$VEGAS_TABLE_PIN`); without it the
+    PIN and the cookie key are the data dir's (`web.auth.HostFile`), kept across restarts.
+    """
+
+    pin: str | None = None
+    secret_key: str | None = None
     keepalive: float = KEEPALIVE_S
     # A live stream ends after this long and the page reconnects (it re-syncs anyway): a
-    # phone that vanished without closing its connection cannot hold a thread for ever.
-    stream_max: float = 1800.0
+    # phone that vanished without closing its connection cannot hold a thread for long.
+    stream_max: float = 600.0
     login_attempts: int = 5  # wrong PINs allowed per client per window
     login_window: float = 60.0
+    login_global_free: int = 20  # wrong PINs from all addresses before guessing slows down
+    live_clients: int = LIVE_CLIENTS
+    camera_viewers: int = CAMERA_VIEWERS
+
+    @property
+    def threads(self) -> int:
+        """What the web server needs: a thread per stream allowed, and the request threads."""
+        return self.live_clients + self.camera_viewers + REQUEST_THREADS
 
 
-class _RateLimit:
-    """Wrong PIN attempts per client address, forgotten after the window."""
+def socket_options() -> list[tuple[int, int, int]]:
+    """Options for every accepted connection (waitress sets its own list of them).
 
-    def __init__(self, attempts: int, window: float) -> None:
-        self.attempts, self.window = attempts, window
-        self.failures: dict[str, list[float]] = {}
-        self.lock = threading.Lock()
+    TCP keep-alive and a user timeout: a phone that walks out of the Wi-Fi never closes its
+    connection, and its stream's keep-alive comments then go unacknowledged; the kernel gives
+    up on them after 30 s, the stream's next write fails, and its thread is free again.
+    """
+    options: list[tuple[int, int, int]] = [
+        (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),
+        (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
+    ]
+    for name, value in (("TCP_KEEPIDLE", 20), ("TCP_KEEPINTVL", 5), ("TCP_KEEPCNT", 3),
+                        ("TCP_USER_TIMEOUT", 30_000)):
+        if hasattr(socket, name):  # Linux (the Pi) has them all
+            options.append((socket.IPPROTO_TCP, getattr(socket, name), value))
+    return options
 
-    def blocked(self, who: str) -> float:
-        now = time.monotonic()
-        with self.lock:
-            recent = [t for t in self.failures.get(who, []) if now - t < self.window]
-            self.failures[who] = recent
-            if len(recent) >= self.attempts:
-                return self.window - (now - recent[0])
-        return 0.0
 
-    def fail(self, who: str) -> None:
-        with self.lock:
-            self.failures.setdefault(who, []).append(time.monotonic())
+def _libc() -> Any:
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+def limit_arenas(arenas: int = 2) -> None:
+    """glibc gives each thread that allocates its own heap ("arena"), up to 8 per core, and
+    keeps what each one grew to: camera viewers, each encoding frames in its own thread,
+    left the process hundreds of MB bigger after they left. Two arenas are plenty here."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "mallopt"):
+        libc.mallopt(-8, arenas)  # M_ARENA_MAX
+
+
+def release_memory() -> None:
+    """Hand freed heap back to the system (glibc keeps it otherwise) once a viewer leaves."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+
+
+def make_server(app: Flask, settings: Settings, host: str, port: int) -> Any:
+    """The waitress server for this app, as `serve` runs it.
+
+    Streams hold a thread each, so the pool is sized from the stream limits; a slow viewer
+    blocks its own stream at a small buffer instead of piling frames up in memory.
+    """
+    from waitress import create_server
+
+    server = create_server(app, host=host, port=port, threads=settings.threads,
+                           outbuf_high_watermark=1 << 20, channel_timeout=60)
+    server.adj.socket_options = socket_options()
+    return server
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+    def __init__(self, status: int, message: str, name: str | None = None, *,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
-        self.status, self.message, self.field = status, message, field
+        self.status, self.message, self.field = status, message, name
+        self.retry_after = retry_after
 
 
 def create_app(table: TableSession, settings: Settings) -> Flask:
@@ -99,12 +155,19 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
                       SESSION_COOKIE_HTTPONLY=True, SESSION_COOKIE_SAMESITE="Strict")
     app.extensions["table"] = table
     app.extensions["settings"] = settings
-    limiter = _RateLimit(settings.login_attempts, settings.login_window)
+    host_file = HostFile(table.data_dir, settings.pin)
+    if settings.secret_key is None:
+        app.config["SECRET_KEY"] = host_file.credentials.secret_key
+    limiter = LoginGuard(settings.login_attempts, settings.login_window,
+                         settings.login_global_free)
+    app.extensions["host_file"] = host_file
+    app.extensions["login_guard"] = limiter
 
     display = DisplayStore(table.data_dir)
     table.is_ended = lambda game_id: bool(display.get(game_id)["ended"])
     app.extensions["display"] = display
-    camera_slots = threading.BoundedSemaphore(CAMERA_VIEWERS)
+    camera_slots = threading.BoundedSemaphore(settings.camera_viewers)
+    live_slots = threading.BoundedSemaphore(settings.live_clients)
     stale_roll: dict[str, Any] = {"roll": None}  # the last roll of the game before this one
     register_pages(app)
     if display.exists(table.game.id):
@@ -113,9 +176,31 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
 
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError) -> tuple[Response, int]:
+        body = {"error": exc.message}
         if exc.field:
-            return jsonify(error=exc.message, field=exc.field), exc.status
-        return jsonify(error=exc.message), exc.status
+            body["field"] = exc.field
+        resp = jsonify(body)
+        if exc.retry_after is not None:
+            resp.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+        return resp, exc.status
+
+    @app.errorhandler(StorageFull)
+    def _storage_full(exc: StorageFull) -> tuple[Response, int]:
+        return jsonify(error=str(exc), storage="full"), 507
+
+    @app.errorhandler(OSError)
+    def _os_error(exc: OSError) -> tuple[Response, int]:
+        """A file the app writes beside the game (display options, a profile) failed."""
+        app.logger.error("writing on %s: %s", request.path, exc)
+        if exc.errno == errno.ENOSPC:
+            return jsonify(error="the storage is full: nothing was saved; free some space "
+                                 "and try again", storage="full"), 507
+        return jsonify(error=f"cannot save: {exc.strerror or exc}"), 503
+
+    @app.errorhandler(StoreError)
+    def _store_error(exc: StoreError) -> tuple[Response, int]:
+        app.logger.error("game store: %s", exc)
+        return jsonify(error=f"the game could not be saved: {exc}"), 503
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException) -> tuple[Response, int]:
@@ -139,21 +224,29 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             raise ApiError(400, "the body must be a JSON object")
         return data
 
+    def is_host() -> bool:
+        """A login counts while the PIN it was made with is the PIN (a new one ends it)."""
+        return session.get("host") == host_file.credentials.generation
+
+    def guard() -> None:
+        wait = limiter.blocked(request.remote_addr or "?")
+        if wait > 0:
+            raise ApiError(429, f"too many wrong PINs; try again in {wait:.0f} s",
+                           retry_after=wait)
+
     def need_pin() -> None:
         given = request.headers.get("X-Table-Pin")
         if given is not None:
-            if not _pin_ok(given, settings.pin):
+            guard()
+            if not pin_matches(given, host_file.credentials.pin):
                 limiter.fail(request.remote_addr or "?")
                 raise ApiError(403, "wrong table PIN")
             return
-        if not session.get("host"):
+        if not is_host():
             raise ApiError(401, "this needs the table PIN: POST it to /api/login first")
 
     def require_host() -> None:
         """The PIN check of writes, for the few reads that need it too."""
-        wait = limiter.blocked(request.remote_addr or "?")
-        if wait > 0:
-            raise ApiError(429, f"too many wrong PINs; try again in {wait:.0f} s")
         need_pin()
 
     def deal_mode() -> str:
@@ -214,16 +307,27 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
 
     @app.get("/api/whoami")
     def whoami() -> Response:
-        return jsonify(host=bool(session.get("host")))
+        if not is_host():
+            return jsonify(host=False)
+        return jsonify(host=True, wrong_pins=limiter.report(),
+                       pin_fixed=settings.pin is not None, pin_problem=host_file.problem or None)
 
     @app.get("/api/health")
-    def health() -> Response:
+    def health() -> tuple[Response, int]:
+        """200 while the frame loop runs and frames come; 503 (with why) when not, for a
+        watchdog that restarts the service."""
+        ok, why = table.health()
         snap = table.snapshot()
-        return jsonify(ok=True, camera=snap["camera"], game_id=snap["game_id"])
+        return jsonify(ok=ok, reason=why, camera=snap["camera"], storage=snap["storage"],
+                       game_id=snap["game_id"]), (200 if ok else 503)
 
     @app.get("/api/events")
     def events() -> Response:
         me = viewer()
+        if not live_slots.acquire(blocking=False):
+            # The page's EventSource retries by itself; meanwhile it can poll /api/state.
+            raise ApiError(503, f"{settings.live_clients} screens follow the table already; "
+                                "retrying", retry_after=5)
 
         def stream() -> Iterator[str]:
             seen: tuple[int, int] | None = None
@@ -245,7 +349,7 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
                     last = time.monotonic()
                     yield ": keep-alive\n\n"
 
-        return Response(stream(), mimetype="text/event-stream",
+        return Response(Slotted(stream(), live_slots), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @app.get("/api/photo/<game_id>/<name>")
@@ -259,16 +363,36 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     @app.post("/api/login")
     def login() -> Response:
         who = request.remote_addr or "?"
-        wait = limiter.blocked(who)
-        if wait > 0:
-            raise ApiError(429, f"too many wrong PINs; try again in {wait:.0f} s")
+        guard()
         data = body()
-        pin = data.get("pin")
-        if not isinstance(pin, str) or not _pin_ok(pin, settings.pin):
+        creds = host_file.credentials
+        if not pin_matches(data.get("pin"), creds.pin):
             limiter.fail(who)
             raise ApiError(403, "wrong table PIN")
-        session["host"] = True
+        session["host"] = creds.generation
         session.permanent = True  # a phone browser restarted mid-game stays the host
+        return jsonify(ok=True)
+
+    @app.post("/api/pin/new")
+    @write
+    def renew_pin(data: dict[str, Any]) -> Response:
+        """A new PIN, shown to the host who asked; every other login ends with the old one."""
+        if settings.pin is not None:
+            raise ApiError(409, "the PIN is fixed by --pin or $VEGAS_TABLE_PIN for this run: "
+                                "change it there")
+        creds = host_file.renew()
+        limiter.reset()
+        session["host"] = creds.generation
+        return jsonify(ok=True, pin=creds.pin)
+
+    @app.post("/api/notices/dismiss")
+    @write
+    def dismiss_notice(data: dict[str, Any]) -> Response:
+        nid = data.get("id")
+        if not isinstance(nid, int) or isinstance(nid, bool):
+            raise ApiError(400, "'id' must be the notice's number", "id")
+        if not table.dismiss_notice(nid):
+            raise ApiError(404, f"no notice {nid}")
         return jsonify(ok=True)
 
     @app.post("/api/logout")
@@ -347,6 +471,8 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             before = table.last_roll
             try:
                 game = table.new_game(config)
+            except StorageFull:
+                raise
             except (RulesError, StoreError) as exc:
                 msg = str(exc)
                 field = ("options" if "option" in msg else "start_player"
@@ -474,9 +600,11 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     def camera_stream() -> Response:
         """The annotated camera picture as MJPEG, for the camera page."""
         if not camera_slots.acquire(blocking=False):
-            raise ApiError(503, f"the camera is already shown on {CAMERA_VIEWERS} screens")
+            raise ApiError(503, "the camera is already shown on "
+                                f"{settings.camera_viewers} screens",
+                           retry_after=10)
         stream = mjpeg(table.preview_jpeg, running=lambda: not table.stopping)
-        return Response(Slotted(stream, camera_slots),
+        return Response(Slotted(stream, camera_slots, on_close=release_memory),
                         mimetype="multipart/x-mixed-replace; boundary=frame",
                         headers={"Cache-Control": "no-cache, no-store",
                                  "X-Accel-Buffering": "no"})
@@ -484,5 +612,4 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     return app
 
 
-def _pin_ok(given: str, pin: str) -> bool:
-    return hmac.compare_digest(given.encode("utf-8"), pin.encode("utf-8"))
+

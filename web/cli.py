@@ -485,7 +485,7 @@ def _serve_profile(given: str | None, data_dir: Path) -> tuple[Any, str | None, 
     A damaged newest profile does not stop the table: it runs uncalibrated, and the pages
     and this console say why (the people at the table can calibrate again from /calibrate).
     """
-    from calibration.guide import latest_profile
+    from calibration.guide import latest_profile, profile_paths, set_aside
     from vision.profile import ProfileError, load_profile
 
     if given:
@@ -496,21 +496,28 @@ def _serve_profile(given: str | None, data_dir: Path) -> tuple[Any, str | None, 
     try:
         profile, path = latest_profile(data_dir)
     except ProfileError as exc:
-        print(f"{PROG}: warning: {exc}; reading dice uncalibrated", file=sys.stderr, flush=True)
-        return None, None, str(exc)
+        why = str(exc)
+        damaged = profile_paths(data_dir)[-1]
+        try:
+            aside = set_aside(damaged)
+            why += f"; set aside as {aside.name}"
+        except OSError as err:
+            why += f"; it could not be set aside ({err.strerror})"
+        print(f"{PROG}: warning: {why}; reading dice uncalibrated", file=sys.stderr,
+              flush=True)
+        return None, None, why
     return profile, (path.name if path else None), None
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
-    import secrets
 
-    from waitress import create_server
-
-    from web.app import Settings, create_app
+    from web.app import Settings, create_app, limit_arenas, make_server
+    from web.auth import check_pin
     from web.session import TableSession
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    limit_arenas()
     data_dir = Path(args.data_dir)
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -521,11 +528,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                       or Path(args.source).exists()):
         raise UsageError(f"--source {args.source}: not demo, picamera, webcam:N, "
                          "a video file or a folder of images")
-    pin = args.pin or os.environ.get("VEGAS_TABLE_PIN") or f"{secrets.randbelow(10_000):04d}"
-    if not pin.isdigit() or not 4 <= len(pin) <= 8:
-        raise UsageError("--pin must be 4 to 8 digits")
+    fixed = args.pin or os.environ.get("VEGAS_TABLE_PIN") or None
+    if fixed is not None:
+        try:
+            check_pin(fixed)
+        except ValueError as exc:
+            raise UsageError(f"--pin / $VEGAS_TABLE_PIN: {exc}") from None
     profile, profile_name, profile_error = _serve_profile(args.profile, data_dir)
     store = _open_store(data_dir)
+    if store.recovery is not None:
+        print(f"{PROG}: warning: {store.recovery.message}", file=sys.stderr, flush=True)
     try:
         table = TableSession(store, data_dir, args.source, None,
                              edition=args.edition, players=default_players(args.players),
@@ -534,9 +546,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except RulesError as exc:
         store.close()
         raise UsageError(str(exc)) from None
-    app = create_app(table, Settings(pin=pin))
+    settings = Settings(pin=fixed)
+    app = create_app(table, settings)
+    pin = app.extensions["host_file"].credentials.pin
     try:
-        server = create_server(app, host=args.host, port=args.port, threads=32)
+        server = make_server(app, settings, args.host, args.port)
     except OSError as exc:
         store.close()
         raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
@@ -646,6 +660,32 @@ def _lan_address() -> str:
         return "127.0.0.1"
 
 
+def cmd_pin(args: argparse.Namespace) -> int:
+    """The table PIN kept in the data dir; `--new` makes another and ends every login."""
+    from web.auth import HostFile
+
+    data_dir = Path(args.data_dir)
+    host = HostFile(data_dir)
+    if host.problem and "cannot keep" in host.problem:
+        raise UsageError(host.problem)
+    creds = host.renew() if args.new else host.credentials
+    if host.problem and "cannot keep" in host.problem:
+        raise UsageError(host.problem)
+    if args.json:
+        print(json.dumps({"pin": creds.pin, "new": bool(args.new)}))
+    else:
+        print(creds.pin)
+    if host.problem:
+        print(f"{PROG}: note: {host.problem}", file=sys.stderr)
+    if os.environ.get("VEGAS_TABLE_PIN"):
+        print(f"{PROG}: note: $VEGAS_TABLE_PIN is set here; a table started with it uses that "
+              "PIN instead", file=sys.stderr)
+    elif args.new:
+        print(f"{PROG}: every phone logged in as the host must log in again with the new PIN",
+              file=sys.stderr)
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line like every other error of the command."""
@@ -733,13 +773,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the final status as JSON")
     p.set_defaults(func=cmd_calibrate)
 
+    p = sub.add_parser("pin", help="print the table PIN kept in the data dir (--new: another)")
+    p.add_argument("--data-dir", default=str(default_data_dir()), help=data_help)
+    p.add_argument("--new", action="store_true",
+                   help="make a new PIN; every host login ends (a running table notices)")
+    p.add_argument("--json", action="store_true", help='print {"pin": ..., "new": ...}')
+    p.set_defaults(func=cmd_pin)
+
     p = sub.add_parser("serve", help="run the table: camera, tracker, game and the phone pages")
     p.add_argument("--source", default="demo",
                    help="demo, picamera, webcam:N, a video file or a folder of images")
     p.add_argument("--host", default="0.0.0.0")
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--data-dir", default=str(default_data_dir()))
-    p.add_argument("--pin", help="table PIN for the host's controls (default: a new one)")
+    p.add_argument("--pin", help="fix the table PIN for this run (default: the data dir's, "
+                                 "see `vegas-table pin`; $VEGAS_TABLE_PIN does the same)")
     p.add_argument("--profile", help="calibration profile (JSON)")
     p.add_argument("--edition", default="classic", choices=["classic", "custom", "royale"],
                    help="edition of a new game (an unfinished one is resumed)")

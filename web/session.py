@@ -20,7 +20,7 @@ import threading
 import time
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +28,13 @@ import cv2
 import numpy as np
 
 from calibration.guide import CalibrationError, Calibrator
-from scorekeeper import Deal, Die, GameConfig, GameState, Place, Roll, RulesError
+from scorekeeper import Deal, Die, GameConfig, GameState, Place, Roll, RulesError, StoreError
 from scorekeeper.simulate import players as default_players
-from scorekeeper.store import GameStore, StoredGame
+from scorekeeper.store import GameStore, StorageFull, StoredGame
 from vision import tracker as tk
 from vision.demo import DemoSource, Timing, Turn
 from vision.profile import Profile
-from vision.sources import Source, open_source
+from vision.sources import FolderSource, Source, open_source
 
 log = logging.getLogger("vegas_table.session")
 
@@ -104,6 +104,8 @@ class SessionStats:
     by_hand: int = 0  # whole turns the camera missed, entered by the demo host
     settled_by_place: int = 0  # unsure rolls that their placement read, applied unasked
     last_error: str = ""
+    last_error_at: float = 0.0  # time.time() of `last_error`, for "how long ago" on the pages
+    errors: int = 0  # frames, photos and events that failed and were passed over
 
 
 def facts_for(state: GameState) -> tk.TurnFacts | None:
@@ -125,6 +127,21 @@ def facts_for(state: GameState) -> tk.TurnFacts | None:
         colour_counts=tuple(sorted(per_colour.items())),
         table_colours=table_colours(state),
     )
+
+
+def facts_for_roll(state: GameState, dice: Any) -> tk.TurnFacts | None:
+    """`facts_for`, fitted to a roll seen: the neutral dice a table may roll come in more than
+    one make-up (Royale's 2-player game: 8 plain dice, or a colour's 7 and its Biggy), and
+    the one whose Biggy count the camera saw is the one to check the roll against."""
+    facts = facts_for(state)
+    if facts is None or state.phase != "neutral":
+        return facts
+    seen = sum(1 for d in dice if d.big)
+    for pool in state.edition.other_start_pools(state):
+        big = sum(n for (_c, is_big), n in pool.items() if is_big)
+        if big == seen and sum(pool.values()) == facts.dice_count:
+            return replace(facts, big_count=big)
+    return facts
 
 
 def table_colours(state: GameState) -> tuple[str, ...]:
@@ -246,6 +263,24 @@ class TableSession:
         self.source: Source | None = None
         self.camera_state = "starting"
         self.camera_message = ""
+        # Why the game cannot be saved now (the disk is full), until a commit goes through.
+        self.storage_error = ""
+        # What the table must be told once, at start (a damaged store set aside), by number;
+        # the host dismisses them.
+        self.notices: dict[int, str] = {}
+        recovery = getattr(store, "recovery", None)
+        if recovery is not None:
+            self.notices[1] = str(recovery.message)
+        # Set by the frame loop on every frame (and while it waits on purpose), so the health
+        # check can tell a loop that runs from one that hangs or died.
+        self.heartbeat = time.monotonic()
+        self.last_frame_at: float | None = None
+        self._restart_source = False  # the demo's script no longer fits the game: redo it
+        self.retry_after = 5.0  # s before a lost source or a failed loop is tried again
+        self.stale_after = 5.0  # s without a frame before the health check says so
+        self._idle_since: float | None = None
+        self.error_hold = 30.0  # s an error stays on the pages after frames go through again
+        self._played: tuple | None = None  # what a finished folder or file source held
         self.last_roll: dict[str, Any] | None = None
         self._script: deque[Turn] = deque()
         self._stop = threading.Event()
@@ -437,7 +472,13 @@ class TableSession:
                 "roll_held": self._held is not None,
                 "camera": {"source": self.source_spec, "state": self.camera_state,
                            "message": self.camera_message, "fps": round(self.stats.fps, 1),
-                           "tracker": self.tracker.state},
+                           "tracker": self.tracker.state,
+                           "errors": self.stats.errors,
+                           "last_error": self.stats.last_error or None,
+                           "last_error_at": self.stats.last_error_at or None},
+                "storage": {"full": bool(self.storage_error),
+                            "message": self.storage_error or None},
+                "notices": [{"id": i, "message": m} for i, m in self.notices.items()],
                 "calibration": self.calibration_summary(),
                 "version": self.version,
             }
@@ -472,10 +513,11 @@ class TableSession:
             self._apply(action)
             self._held = None
             self._after_change()
+        self._rescript()  # the demo's camera plays on from this move, not from its script
 
     def _apply(self, action: Any) -> None:
         who = self.game.state.current_player()
-        self.game.apply(action)
+        self._stored(lambda: self.game.apply(action))
         if self.on_action is not None:
             try:
                 self.on_action(self.game.state, action, who)
@@ -484,16 +526,37 @@ class TableSession:
 
     def undo(self) -> Any:
         with self.lock:
-            action = self.game.undo()
+            action = self._stored(self.game.undo)
             self.pending.clear()
             self._held = None
             self._after_change()
-            return action
+        self._rescript()
+        return action
+
+    def _stored(self, write: Callable[[], Any]) -> Any:
+        """A write to the game store; a full disk is remembered for the pages until one
+        goes through again (the store has changed nothing when it refuses)."""
+        try:
+            out = write()
+        except StorageFull as exc:
+            if self.storage_error != str(exc):
+                self.storage_error = str(exc)
+                self._after_change()
+            raise
+        if self.storage_error:
+            self.storage_error = ""
+            self._after_change()
+        return out
 
     def _deal_if_due(self) -> None:
         state = self.game.state
         if self.auto_deal and state.phase == "deal":
-            self._apply(Deal())
+            try:
+                self._apply(Deal())
+            except StoreError as exc:
+                # Not dealt (the store refused it): the frame loop deals once it can.
+                log.warning("cannot deal: %s", exc)
+                return
             self._after_change()
 
     def confirm(self, pending_id: int, value: int | None = None,
@@ -577,7 +640,14 @@ class TableSession:
             return DemoSource(self._demo_script(), seed=self.game.state.config.seed,
                               size=self.demo_size, timing=self.demo_timing,
                               realtime=self.realtime)
-        return open_source(self.source_spec, realtime=self.realtime)
+        source = open_source(self.source_spec, realtime=self.realtime)
+        if isinstance(source, FolderSource) and self._played:
+            # A folder picked up again: only its new frames (the others are in the game).
+            played = {entry[0] for entry in self._played}
+            source.files = [p for p in source.files if p.name not in played]
+            if not source.files:
+                source.close()
+        return source
 
     def _demo_script(self) -> Iterator[Turn]:
         with self.lock:
@@ -600,36 +670,127 @@ class TableSession:
             self.tracker.expect(facts_for(self.game.state))
         while not self._stop.is_set():
             try:
-                self.source = self._open()
-            except (ValueError, OSError) as exc:
-                self._camera(f"lost: {exc}", "lost")
-                self._stop.wait(5.0)
-                continue
-            self._apply_camera(self.source)
-            self._draining = False
-            try:
-                self._loop(self.source)
-            finally:
-                with contextlib.suppress(Exception):
-                    self.source.close()
-            if self._stop.is_set():
-                break
-            if self.demo and (self.game.state.is_over() or self.is_ended(self.game.id)):
-                self.finished_games += 1
-                if self.max_games is not None and self.finished_games >= self.max_games:
+                if self._run_source():
                     return
-                self._stop.wait(self.next_game_after)
-                with self.lock:
-                    self.game = self._new_game(self.game.state.config.seed + 1)
-                    self.pending.clear()
-                    self._held = None
-                    self._script.clear()
-                    self.tracker = tk.TurnTracker()
-                    self._deal_if_due()
-                    self._after_change()
-            elif not self.demo:
-                self._camera("the source ended", "closed")
+            except Exception as exc:
+                # Nothing that one frame, photo or event does may end the table: say what
+                # happened where everyone looks, keep the game as it is, and start the
+                # source afresh after a pause.
+                self._failed("the camera loop", exc)
+                self._pause(self.retry_after)
+
+    def _run_source(self) -> bool:
+        """Open the source and follow it until it ends; True when the loop is to stop."""
+        if self._played is not None and not self._source_changed():
+            self._pause(1.0, idle=True)  # a finished recording: wait until it changes
+            return False
+        try:
+            self.source = self._open()
+        except (ValueError, OSError) as exc:
+            self._camera(str(exc), "lost")
+            self._pause(self.retry_after)
+            return False
+        self._apply_camera(self.source)
+        self._draining = False
+        try:
+            self._loop(self.source)
+        finally:
+            with contextlib.suppress(Exception):
+                self.source.close()
+        if self._stop.is_set():
+            return True
+        if self._restart_source:
+            self._restart_source = False
+            return False  # the demo plays on from the game as it now is
+        if self.demo and (self.game.state.is_over() or self.is_ended(self.game.id)):
+            self.finished_games += 1
+            if self.max_games is not None and self.finished_games >= self.max_games:
+                return True
+            self._pause(self.next_game_after, idle=True)
+            with self.lock:
+                self.game = self._new_game(self.game.state.config.seed + 1)
+                self.pending.clear()
+                self._held = None
+                self._script.clear()
+                self.tracker = tk.TurnTracker()
+                self._deal_if_due()
+                self._after_change()
+        elif not self.demo:
+            # A recording played to its end. It is not replayed (its rolls are in the game),
+            # but a folder that gets new frames, or a file put back, is picked up again.
+            self._played = self._source_signature(also=self._played)
+            self._camera(f"{self.camera_message or 'the source ended'}; waiting for new "
+                         "frames", "closed")
+        return False
+
+    def health(self) -> tuple[bool, str]:
+        """Whether the frame loop runs and frames come (or it waits on purpose), and why not.
+
+        `stale` seconds without either means a loop that hangs or a camera that gives nothing.
+        """
+        now = time.monotonic()
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return False, "the camera loop is not running"
+        if now - self.heartbeat > self.stale_after:
+            return False, f"the camera loop has not gone round for {now - self.heartbeat:.0f} s"
+        last = max(self.last_frame_at or 0.0, self._idle_since or 0.0)
+        if now - last > self.stale_after:
+            why = f"no frame for {now - last:.0f} s" if self.last_frame_at else "no frame yet"
+            if self.camera_state in ("lost", "error", "closed") and self.camera_message:
+                why += f" (camera {self.camera_state}: {self.camera_message})"
+            return False, why
+        return True, "ok"
+
+    def dismiss_notice(self, notice_id: int) -> bool:
+        with self.lock:
+            if self.notices.pop(notice_id, None) is None:
+                return False
+            self._after_change()
+            return True
+
+    def _pause(self, seconds: float, idle: bool = False) -> None:
+        """Wait before a retry, or on purpose (`idle`: between games, a finished recording,
+        which the health check counts as frames), still saying the loop is alive."""
+        end = time.monotonic() + seconds
+        while not self._stop.is_set():
+            self.heartbeat = time.monotonic()
+            if idle:
+                self._idle_since = self.heartbeat
+            left = end - self.heartbeat
+            if left <= 0:
                 return
+            self._stop.wait(min(left, 1.0))
+
+    def _source_signature(self, also: tuple | None = None) -> tuple:
+        """What a folder or file source holds now: names, sizes and times of its frames
+        (for a folder, with the frames played before, `also`, that have gone since)."""
+        path = Path(self.source_spec)
+        try:
+            if path.is_dir():
+                now = {(p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                       for p in path.iterdir() if p.is_file()}
+                return tuple(sorted(now | set(also or ())))
+            if path.is_file():
+                st = path.stat()
+                return (path.name, st.st_size, st.st_mtime_ns)
+        except OSError:
+            pass
+        return ()
+
+    def _source_changed(self) -> bool:
+        now = self._source_signature(also=self._played)
+        return bool(now) and now != self._played
+
+    def _failed(self, where: str, exc: BaseException) -> None:
+        """Record an error the loop passed over, and show it on every page."""
+        log.error("%s failed: %s", where, exc, exc_info=exc)
+        with self.lock:
+            self.stats.errors += 1
+            self.stats.last_error = f"{where}: {type(exc).__name__}: {exc}"
+            self.stats.last_error_at = time.time()
+            self.camera_state, self.camera_message = "error", self.stats.last_error
+            self._after_change()
 
     def _camera(self, message: str, state: str) -> None:
         with self.lock:
@@ -639,48 +800,81 @@ class TableSession:
 
     def _loop(self, source: Source) -> None:
         times: deque[float] = deque(maxlen=30)
-        while not self._stop.is_set():
+        while not self._stop.is_set() and not self._restart_source:
+            self.heartbeat = time.monotonic()
             if self.demo and self.is_ended(self.game.id):
                 return  # the host ended the demo's game: on to the next one
             frame = source.read()
-            self._camera(source.message, source.state)
             if frame is None:
+                if not (self.demo and source.ended):  # the demo's script ends every game
+                    self._camera(source.message, source.state)
                 if source.ended:
-                    self._drain()
+                    if not self._restart_source:
+                        self._drain()
                     return
                 continue
-            now = time.monotonic()
+            now = self.last_frame_at = time.monotonic()
             times.append(now)
             if len(times) > 1:
                 self.stats.fps = (len(times) - 1) / max(times[-1] - times[0], 1e-6)
             self.stats.frames += 1
-            self._check_profile_fits(frame.image)
-            if self._calibrating() is not None:
-                self._calibrate(source, frame)
-                continue
             try:
-                dice = self.reader.read(frame.image)
-            except (ValueError, cv2.error) as exc:
-                self.stats.last_error = f"frame {frame.index}: {exc}"
-                continue
-            self._stream_t = frame.t
-            truth = frame.meta.get("truth") if self.demo else None
-            self._latest = (frame.index, frame.image, dice)
-            with self.lock:
-                if truth is not None and truth.get("turn") is not None:
-                    self._truth_turn = int(truth["turn"])
-                    self._turn_at[frame.index] = self._truth_turn
-                    while len(self._turn_at) > 4096:
-                        self._turn_at.popitem(last=False)
-                seen = self.tracker.state
-                events = self.tracker.feed(frame.index, frame.t, dice, frame.image)
-                if events:
-                    self._handle(events)
-                if self.tracker.state != seen:
-                    # The camera page shows what the tracker sees beside the live picture;
-                    # told only of game changes it said "settled" over dice still rolling.
-                    self._after_change()
+                self._frame(source, frame)
+            except Exception as exc:
+                self._failed(f"frame {frame.index}", exc)
+            else:
+                # An error stays on the pages a while, so people see it, not just a flicker.
+                if (self.camera_state != "error"
+                        or time.time() - self.stats.last_error_at >= self.error_hold):
+                    self._camera(source.message, source.state)
+
+    def _frame(self, source: Source, frame: Any) -> None:
+        """One frame: read the dice, feed the tracker, act on what it saw."""
+        self._check_profile_fits(frame.image)
+        if self._calibrating() is not None:
+            self._calibrate(source, frame)
+            return
+        try:
+            dice = self.reader.read(frame.image)
+        except (ValueError, cv2.error) as exc:
+            self.stats.last_error = f"frame {frame.index}: {exc}"
+            return
+        self._stream_t = frame.t
+        truth = frame.meta.get("truth") if self.demo else None
+        self._latest = (frame.index, frame.image, dice)
+        with self.lock:
+            if truth is not None and truth.get("turn") is not None:
+                self._truth_turn = int(truth["turn"])
+                self._turn_at[frame.index] = self._truth_turn
+                while len(self._turn_at) > 4096:
+                    self._turn_at.popitem(last=False)
+            seen = self.tracker.state
+            events = self.tracker.feed(frame.index, frame.t, dice, frame.image)
+            if events:
+                self._handle(events)
+            if self.tracker.state != seen:
+                # The camera page shows what the tracker sees beside the live picture;
+                # told only of game changes it said "settled" over dice still rolling.
+                self._after_change()
+            if self.storage_error:
+                self._deal_if_due()  # a deal the full disk refused goes through once it can
+            try:
                 self._answer_as_demo_host()
+            except (RulesError, StoreError) as exc:
+                # The game moved on from what the demo scripted (the host passed, undid or
+                # entered a turn): play on from the game as it is now.
+                log.info("demo host: %s; scripting the game afresh", exc)
+                self._rescript()
+
+    def _rescript(self) -> None:
+        """Demo only: close the demo camera, so it opens again scripted from the game now."""
+        if not self.demo:
+            return
+        self._restart_source = True
+        source = self.source
+        if source is not None:
+            with contextlib.suppress(Exception):
+                source.close()
 
     def _calibrate(self, source: Source, frame: Any) -> None:
         with self._cal_lock:
@@ -771,14 +965,21 @@ class TableSession:
         if ev.image is None:
             return None
         folder = self.photos / self.game.id
-        folder.mkdir(parents=True, exist_ok=True)
         name = f"event-{self.game.events:05d}.jpg"
         ok, buf = cv2.imencode(".jpg", ev.image, [cv2.IMWRITE_JPEG_QUALITY, 85])
         if not ok:
             return None
         tmp = folder / (name + ".tmp")
-        tmp.write_bytes(buf.tobytes())
-        tmp.replace(folder / name)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(buf.tobytes())
+            tmp.replace(folder / name)
+        except OSError as exc:
+            # A photo is a courtesy: without it the roll is still read, asked and stored.
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            self._failed(f"saving the photo of frame {ev.frame}", exc)
+            return None
         return f"{self.game.id}/{name}"
 
     def _on_roll(self, ev: tk.Roll, doubts: list[tk.NeedsConfirmation]) -> None:
@@ -803,7 +1004,7 @@ class TableSession:
         if replacing:
             doubt = doubts[0] if doubts else None  # the same player's dice, thrown again
         else:
-            fitted, problems = tk.fit_facts(ev.dice, facts_for(state), ev.image)
+            fitted, problems = tk.fit_facts(ev.dice, facts_for_roll(state, ev.dice), ev.image)
             if problems:
                 doubt = tk.NeedsConfirmation(ev.frame, ev.t, problems[0][0], (),
                                              problems[0][1])
@@ -831,6 +1032,10 @@ class TableSession:
         except (RulesError, ValueError) as exc:
             self._ask("roll", "rules", str(exc), [], dice, photo, turn=turn)
             return
+        except StoreError as exc:
+            # Not saved, so not applied: the table confirms it once the store takes it.
+            self._ask("roll", "storage", str(exc), [], dice, photo, turn=turn)
+            return
         self._roll_open = not neutral
         self._neutral_roll = neutral
         self.stats.applied_auto += 1
@@ -850,7 +1055,7 @@ class TableSession:
             return
         try:
             self._apply(Place(value))
-        except RulesError as exc:
+        except (RulesError, StoreError) as exc:
             self._roll_open = False
             faces = sorted({d.value for d in state.roll or ()} - {None})
             self._ask("place", "rules", str(exc), faces, [],
@@ -869,7 +1074,7 @@ class TableSession:
         roll = Roll(tuple(Die(d.colour, d.value, d.big) for d in fitted))
         try:
             self._apply(roll)
-        except RulesError:
+        except (RulesError, StoreError):
             return False  # the placement's reading does not fit the hand: ask about the roll
         self._roll_open = True
         self._neutral_roll = False
@@ -1011,11 +1216,14 @@ def _doubt_message(ev: tk.NeedsConfirmation) -> str:
 
 def photo_bytes(data_dir: Path, name: str) -> bytes | None:
     """A stored roll photo by its relative name, refusing anything outside the folder."""
-    base = (Path(data_dir) / "photos").resolve()
-    path = (base / name).resolve()
-    if base not in path.parents or not path.is_file():
+    try:
+        base = (Path(data_dir) / "photos").resolve()
+        path = (base / name).resolve()
+        if base not in path.parents or not path.is_file():
+            return None
+        return path.read_bytes()
+    except (OSError, ValueError):  # a NUL in the name, a file gone while read
         return None
-    return path.read_bytes()
 
 
 def annotate(image: np.ndarray, dice: list[Any]) -> np.ndarray:

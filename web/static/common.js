@@ -40,18 +40,44 @@ const VT = (() => {
     return p ? p.colour : name;
   }
 
-  /** The calibration banner on every page: a profile that could not be used is news for
-      everyone at the table, since the camera then reads with the built-in colours. */
+  /** The banner on every page: what stops the table from working as it should is news for
+      everyone at it, with the way back. A camera that is lost, closed or failing (dice can
+      still be entered by hand on /table), a full storage (nothing is saved until space is
+      freed), a damaged file set aside at start, and a profile that could not be used (the
+      camera then reads with the built-in colours). */
   function banner(s) {
     const b = $("#banner");
-    const c = s.calibration || {};
     if (!b) return;
-    b.hidden = !c.error;
-    if (c.error) {
-      b.innerHTML = `<b>Camera uncalibrated.</b> ${esc(c.error)} ` +
-        (document.body.classList.contains("page-calibrate") ? "" : '<a href="/calibrate">Calibrate</a>');
+    const page = document.body.className;
+    const lines = [];
+    const cam = s.camera || {};
+    const byHand = page.includes("page-table") ? "Enter the rolls by hand below."
+      : '<a href="/table">Enter rolls by hand</a>';
+    if (cam.state === "lost" || cam.state === "error" || cam.state === "closed") {
+      const what = { lost: "Camera lost.", error: "Camera error.", closed: "Camera stopped." }[cam.state];
+      lines.push(`<b>${what}</b> ${esc(cam.message || "")} ${byHand}`);
     }
+    const st = s.storage || {};
+    if (st.full) lines.push("<b>Storage full.</b> Nothing new can be saved, so moves are refused: free some space and play resumes by itself.");
+    for (const n of s.notices || []) {
+      lines.push(`<b>Saved games.</b> ${esc(n.message)}` +
+        (page.includes("page-table") ? ` <button class="btn ghost small" type="button" data-notice="${Number(n.id)}">OK</button>` : ""));
+    }
+    const c = s.calibration || {};
+    if (c.error) {
+      lines.push(`<b>Camera uncalibrated.</b> ${esc(c.error)} ` +
+        (page.includes("page-calibrate") ? "" : '<a href="/calibrate">Calibrate</a>'));
+    }
+    const html = lines.map((l) => `<p>${l}</p>`).join("");
+    b.hidden = !lines.length;
+    if (b.innerHTML !== html) b.innerHTML = html;
   }
+  document.addEventListener("click", async (e) => {
+    const btn = e.target.closest && e.target.closest("[data-notice]");
+    if (!btn) return;
+    const r = await api("/api/notices/dismiss", { id: Number(btn.dataset.notice) });
+    if (!r.ok) toast(r.data.error || "that did not work", true);
+  });
 
   /** Live state by Server-Sent Events; reconnects by itself and re-syncs on every (re)open. */
   function live(url, onState) {

@@ -330,8 +330,33 @@
 
   // --- game tab ------------------------------------------------------------------------
   $("#invite-url").textContent = location.origin + "/";
+  async function renderPin() {
+    let w = {};
+    try { w = await (await fetch("/api/whoami", { credentials: "same-origin" })).json(); } catch (e) { return; }
+    if (!w.host) return;
+    const t = w.wrong_pins || {};
+    const mins = Math.round((t.window_s || 600) / 60);
+    $("#pin-tries").textContent = t.recent
+      ? `${t.recent} wrong PIN ${t.recent === 1 ? "try" : "tries"} in the last ${mins} minutes, from ${t.addresses} ${t.addresses === 1 ? "address" : "addresses"} (last from ${t.last_from}, ${t.last_ago_s} s ago).` +
+        (t.locked_s ? ` Logins are slowed down: next try in ${t.locked_s} s.` : "")
+      : "No wrong PIN tries lately.";
+    $("#renew-pin").hidden = !!w.pin_fixed;
+    if (w.pin_fixed) $("#pin-line").textContent = "This table's PIN is fixed by its settings (--pin or $VEGAS_TABLE_PIN).";
+    if (w.pin_problem) $("#pin-line").textContent = w.pin_problem;
+  }
+  $("#renew-pin").addEventListener("click", async () => {
+    if (!window.confirm("Make a new table PIN? Every other phone logged in to the controls is logged out.")) return;
+    const r = await call("/api/pin/new", {});
+    if (!r.ok) return;
+    const el = $("#pin-new");
+    el.textContent = `New PIN: ${r.data.pin}`;
+    el.hidden = false;
+    renderPin();
+  });
+
   function renderGame(s) {
     renderGameCurrent(s);
+    renderPin();
     const c = s.calibration || {};
     $("#calib-line").textContent = c.error ? `Uncalibrated: ${c.error}` :
       (c.calibrated ? `Calibrated (${c.profile}).` : "Not calibrated yet: the camera reads with built-in colours.");
