@@ -214,11 +214,13 @@ def _looks_like_sqlite(path: Path) -> bool:
         return False
 
 
-def _cut_short(head: bytes, size: int) -> bool:
+def _cut_short(head: bytes, size: int, logged: bool) -> bool:
     """Whether a file whose header reads is shorter than that header says (or not whole pages).
 
     SQLite reads the missing end as zeros and its checks can pass, while the text in the
-    rows there is lost.
+    rows there is lost. With a write-ahead log in use (`logged`) the size is not compared:
+    a checkpoint cut off by a crash leaves the header ahead of the file, and the log makes
+    up for it.
     """
     if len(head) < 100 or head[:16] != _MAGIC:
         return False
@@ -228,7 +230,8 @@ def _cut_short(head: bytes, size: int) -> bool:
         return False  # SQLite refuses such a header itself
     pages = int.from_bytes(head[28:32], "big")
     header_current = head[24:28] == head[92:96]  # else the size field is not kept up to date
-    return size % page_size != 0 or (header_current and pages * page_size > size)
+    return size % page_size != 0 or (
+        header_current and not logged and pages * page_size > size)
 
 
 def _inspect(path: Path) -> str:
@@ -254,7 +257,7 @@ def _inspect(path: Path) -> str:
             row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is not None and _newer(row[0]):
                 return "ok"
-        if _cut_short(head, size):
+        if _cut_short(head, size, _size(Path(f"{path}-wal")) > 0):
             return "damaged"
         if db.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
             return "damaged"
@@ -1089,8 +1092,9 @@ def _restore(fresh: GameStore, found: _Salvage) -> tuple[int, int, int, bool]:
             except RulesError:
                 break
             used, last = used + 1, when
-        whole = (whole and used == len(rows) and updated is not None and last == updated
-                 and game.state.seq == seq)
+        # The times are only compared when both read: a garbled time loses no action.
+        whole = (whole and used == len(rows) and game.state.seq == seq
+                 and (last is None or updated is None or last == updated))
         games += 1
         events += used
     lost = len(known) - games

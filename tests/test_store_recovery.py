@@ -150,6 +150,20 @@ def test_a_broken_header_loses_no_game(tmp_path, pristine, length):
         assert {g["game_id"]: g["created"] for g in store.list_games()} == created
 
 
+def test_a_file_cut_by_a_few_bytes_is_damaged_though_sqlite_checks_pass(tmp_path, pristine):
+    source, logs, _ = pristine
+    db = _copy(source, tmp_path / "data")
+    with open(db, "r+b") as f:
+        f.truncate(db.stat().st_size - 8)  # the end of the last event's text
+    probe = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    assert probe.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    probe.close()
+    with GameStore(db.parent) as store:
+        r = store.recovery
+        assert r is not None and (r.games_recovered, r.games_lost) == (4, 0)
+        assert _check_recovered(store, logs) == r.events_recovered
+
+
 def _damage(db: Path, rng: random.Random, kind: int) -> None:
     size = db.stat().st_size
     if kind == 0:  # random bytes over three pages anywhere, the header and roots included
