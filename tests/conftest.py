@@ -31,15 +31,23 @@ def run_cli(*args: str, stdin: str = "", env: dict | None = None) -> subprocess.
 
 @contextmanager
 def served_in_thread(app: Any, threads: int) -> Iterator[int]:
-    """The app served by waitress on a free port (yielded), stopped cleanly afterwards.
+    """The app served by waitress on a free port (yielded), stopped cleanly afterwards."""
+    from waitress import create_server
+
+    with serving(create_server(app, host="127.0.0.1", port=0, threads=threads)) as port:
+        yield port
+
+
+@contextmanager
+def serving(server: Any) -> Iterator[int]:
+    """Run a waitress server in a thread; yields its port, stops it cleanly afterwards.
 
     waitress's loop must close its own sockets: closed from this thread, the socket its
     `select` is waiting on goes bad under it (an OSError in the server thread, reported by
     pytest as a warning). So the close is handed to the loop through its trigger, and the
     loop, left with nothing to watch, returns."""
-    from waitress import create_server, wasyncore
+    from waitress import wasyncore
 
-    server = create_server(app, host="127.0.0.1", port=0, threads=threads)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
@@ -54,6 +62,29 @@ def served_in_thread(app: Any, threads: int) -> Iterator[int]:
         thread.join(timeout=10)
         server.task_dispatcher.shutdown()
         assert not thread.is_alive(), "the server loop did not stop"
+
+
+def serve_process(args: list[str], port: int, ready: str = "/api/state",
+                  env: dict | None = None) -> subprocess.Popen:
+    """`vegas-table serve ARGS --port PORT` in a subprocess, once `ready` answers 200."""
+    import time
+    import urllib.request
+
+    cmd = [sys.executable, "-m", "web.cli", "serve", *args, "--port", str(port),
+           "--host", "127.0.0.1"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if p.poll() is not None:
+            raise AssertionError("serve exited: " + p.stdout.read().decode(errors="replace"))
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{ready}", timeout=5):
+                return p
+        except OSError:  # not listening yet, or (HTTPError) not ready
+            time.sleep(0.3)
+    p.kill()
+    raise AssertionError("serve did not come up")
 
 
 def rest_after_stop(chunks: Iterator[bytes], table: Any) -> list[bytes]:

@@ -7,8 +7,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,7 +18,7 @@ from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from web.session import TableSession
 
-from .conftest import NoReader
+from .conftest import NoReader, serve_process
 
 
 def _get(url: str) -> dict:
@@ -52,21 +50,8 @@ def _played_store(data: Path, actions: int = 6) -> str:
 
 
 def _serve(data: Path, port: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "web.cli", "serve", "--source", "demo", "--data-dir",
-           str(data), "--port", str(port), "--host", "127.0.0.1", "--no-mdns"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         env={**os.environ, "PYTHONUNBUFFERED": "1", "VEGAS_TABLE_PIN": ""})
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if p.poll() is not None:
-            raise AssertionError("serve exited: " + p.stdout.read().decode(errors="replace"))
-        try:
-            _get(f"http://127.0.0.1:{port}/api/state")
-            return p
-        except OSError:
-            time.sleep(0.3)
-    p.kill()
-    raise AssertionError("serve did not come up")
+    return serve_process(["--source", "demo", "--data-dir", str(data), "--no-mdns"], port,
+                         env={"VEGAS_TABLE_PIN": ""})
 
 
 def _stop(p: subprocess.Popen) -> str:

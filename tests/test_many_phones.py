@@ -9,7 +9,6 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import NoReader
+from tests.conftest import NoReader, serving
 from web.app import Settings, create_app, make_server
 from web.session import TableSession
 
@@ -26,22 +25,12 @@ PIN = "97531"
 
 @contextmanager
 def _served(app, settings: Settings, servers: list | None = None) -> Iterator[int]:
-    from waitress import wasyncore
-
+    """The app under waitress with `serve`'s own options."""
     server = make_server(app, settings, "127.0.0.1", 0)
     if servers is not None:
         servers.append(server)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        yield server.effective_port
-    finally:
-        try:
-            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-        except OSError:
-            wasyncore.close_all(server._map)
-        thread.join(timeout=10)
-        server.task_dispatcher.shutdown()
+    with serving(server) as port:
+        yield port
 
 
 def _open_stream(port: int, path: str) -> tuple[socket.socket, bytes]:

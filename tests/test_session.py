@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import urllib.request
 from itertools import pairwise
@@ -24,6 +23,8 @@ from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from vision.demo import Timing
 from web.session import TableSession, demo_turns, script_dice
+
+from .conftest import serve_process
 
 # Shorter than the demo's default pacing, still long enough for every tracker window.
 QUICK = Timing(lead_in=4, fall=5, settle=9, hand=(12, 20), after_hand=8, lift=3, rest=8, scoop=3,
@@ -127,21 +128,10 @@ def _get(url: str) -> dict:
 def test_serve_survives_a_pulled_power_cable(tmp_path: Path):
     """SIGKILL mid-game: on restart the same game resumes with every acknowledged action."""
     port = 18000 + os.getpid() % 1000
-    cmd = [sys.executable, "-m", "web.cli", "serve", "--source", "demo", "--data-dir",
-           str(tmp_path), "--port", str(port), "--pin", "2468", "--host", "127.0.0.1"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
     def start() -> subprocess.Popen:
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                _get(f"http://127.0.0.1:{port}/api/health")
-                return p
-            except OSError:
-                time.sleep(0.3)
-        p.kill()
-        raise AssertionError("serve did not come up")
+        return serve_process(["--source", "demo", "--data-dir", str(tmp_path), "--pin",
+                              "2468"], port, ready="/api/health")
 
     proc = start()
     try:

@@ -90,8 +90,11 @@ def test_newer_schema_and_corrupt_files_give_clear_errors(tmp_path):
     db.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
     db.commit()
     db.close()
+    before = (tmp_path / "games.sqlite3").read_bytes()
     with pytest.raises(StoreError, match="newer Vegas Table"):
         GameStore(tmp_path)
+    # Not damage: a newer app's file is left exactly as it is.
+    assert (tmp_path / "games.sqlite3").read_bytes() == before
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "games.sqlite3").write_bytes(b"this is not a database" * 100)

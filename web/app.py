@@ -11,6 +11,7 @@ nothing; the app never answers a client's mistake with a 500.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import socket
 import threading
@@ -100,6 +101,7 @@ def socket_options() -> list[tuple[int, int, int]]:
     return options
 
 
+@functools.cache
 def _libc() -> Any:
     import ctypes
     import ctypes.util
@@ -141,10 +143,10 @@ def make_server(app: Flask, settings: Settings, host: str, port: int) -> Any:
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, name: str | None = None, *,
+    def __init__(self, status: int, message: str, field: str | None = None, *,
                  retry_after: float | None = None) -> None:
         super().__init__(message)
-        self.status, self.message, self.field = status, message, name
+        self.status, self.message, self.field = status, message, field
         self.retry_after = retry_after
 
 
@@ -193,8 +195,7 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         """A file the app writes beside the game (display options, a profile) failed."""
         app.logger.error("writing on %s: %s", request.path, exc)
         if exc.errno == errno.ENOSPC:
-            return jsonify(error="the storage is full: nothing was saved; free some space "
-                                 "and try again", storage="full"), 507
+            return _storage_full(StorageFull())
         return jsonify(error=f"cannot save: {exc.strerror or exc}"), 503
 
     @app.errorhandler(StoreError)
@@ -234,7 +235,8 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             raise ApiError(429, f"too many wrong PINs; try again in {wait:.0f} s",
                            retry_after=wait)
 
-    def need_pin() -> None:
+    def require_host() -> None:
+        """The PIN check of writes (session login or header), for the few reads too."""
         given = request.headers.get("X-Table-Pin")
         if given is not None:
             guard()
@@ -244,10 +246,6 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             return
         if not is_host():
             raise ApiError(401, "this needs the table PIN: POST it to /api/login first")
-
-    def require_host() -> None:
-        """The PIN check of writes, for the few reads that need it too."""
-        need_pin()
 
     def deal_mode() -> str:
         """How this game's money comes in: as chosen at set-up, else as the session runs."""
@@ -310,7 +308,8 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         if not is_host():
             return jsonify(host=False)
         return jsonify(host=True, wrong_pins=limiter.report(),
-                       pin_fixed=settings.pin is not None, pin_problem=host_file.problem or None)
+                       pin_fixed=settings.pin is not None,
+                       pin_problem=host_file.unsaved or host_file.problem or None)
 
     @app.get("/api/health")
     def health() -> tuple[Response, int]:
@@ -610,6 +609,3 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
                                  "X-Accel-Buffering": "no"})
 
     return app
-
-
-

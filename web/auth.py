@@ -60,6 +60,7 @@ class HostFile:
         self.override = pin_override
         self.lock = threading.Lock()
         self.problem = ""  # why the stored file was set aside, for the host to read
+        self.unsaved = ""  # why the PIN could not be kept (it then lasts this run only)
         self._stamp: tuple[int, int] | None = None
         self._creds = self._load()
 
@@ -122,7 +123,7 @@ class HostFile:
             self._stamp = (st.st_mtime_ns, st.st_size)
         except OSError as exc:
             tmp.unlink(missing_ok=True)
-            self.problem = f"cannot keep the PIN in {self.path} ({exc.strerror or exc})"
+            self.unsaved = f"cannot keep the PIN in {self.path} ({exc.strerror or exc})"
         return creds
 
     def renew(self) -> Credentials:

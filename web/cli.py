@@ -666,11 +666,9 @@ def cmd_pin(args: argparse.Namespace) -> int:
 
     data_dir = Path(args.data_dir)
     host = HostFile(data_dir)
-    if host.problem and "cannot keep" in host.problem:
-        raise UsageError(host.problem)
     creds = host.renew() if args.new else host.credentials
-    if host.problem and "cannot keep" in host.problem:
-        raise UsageError(host.problem)
+    if host.unsaved:
+        raise UsageError(host.unsaved)
     if args.json:
         print(json.dumps({"pin": creds.pin, "new": bool(args.new)}))
     else:

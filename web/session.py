@@ -280,7 +280,8 @@ class TableSession:
         self.stale_after = 5.0  # s without a frame before the health check says so
         self._idle_since: float | None = None
         self.error_hold = 30.0  # s an error stays on the pages after frames go through again
-        self._played: tuple | None = None  # what a finished folder or file source held
+        # The frame files a finished folder or file source played: not played again.
+        self._played: set[tuple[str, int, int]] = set()
         self.last_roll: dict[str, Any] | None = None
         self._script: deque[Turn] = deque()
         self._stop = threading.Event()
@@ -643,8 +644,7 @@ class TableSession:
         source = open_source(self.source_spec, realtime=self.realtime)
         if isinstance(source, FolderSource) and self._played:
             # A folder picked up again: only its new frames (the others are in the game).
-            played = {entry[0] for entry in self._played}
-            source.files = [p for p in source.files if p.name not in played]
+            source.files = [p for p in source.files if _stamp(p) not in self._played]
             if not source.files:
                 source.close()
         return source
@@ -681,7 +681,7 @@ class TableSession:
 
     def _run_source(self) -> bool:
         """Open the source and follow it until it ends; True when the loop is to stop."""
-        if self._played is not None and not self._source_changed():
+        if self._played and not self._source_entries() - self._played:
             self._pause(1.0, idle=True)  # a finished recording: wait until it changes
             return False
         try:
@@ -718,7 +718,7 @@ class TableSession:
         elif not self.demo:
             # A recording played to its end. It is not replayed (its rolls are in the game),
             # but a folder that gets new frames, or a file put back, is picked up again.
-            self._played = self._source_signature(also=self._played)
+            self._played |= self._source_entries()
             self._camera(f"{self.camera_message or 'the source ended'}; waiting for new "
                          "frames", "closed")
         return False
@@ -762,25 +762,14 @@ class TableSession:
                 return
             self._stop.wait(min(left, 1.0))
 
-    def _source_signature(self, also: tuple | None = None) -> tuple:
-        """What a folder or file source holds now: names, sizes and times of its frames
-        (for a folder, with the frames played before, `also`, that have gone since)."""
+    def _source_entries(self) -> set[tuple[str, int, int]]:
+        """What a folder or file source holds now: name, size and time of each frame file."""
         path = Path(self.source_spec)
         try:
-            if path.is_dir():
-                now = {(p.name, p.stat().st_size, p.stat().st_mtime_ns)
-                       for p in path.iterdir() if p.is_file()}
-                return tuple(sorted(now | set(also or ())))
-            if path.is_file():
-                st = path.stat()
-                return (path.name, st.st_size, st.st_mtime_ns)
+            files = [p for p in path.iterdir() if p.is_file()] if path.is_dir() else [path]
+            return {_stamp(p) for p in files if p.is_file()}
         except OSError:
-            pass
-        return ()
-
-    def _source_changed(self) -> bool:
-        now = self._source_signature(also=self._played)
-        return bool(now) and now != self._played
+            return set()
 
     def _failed(self, where: str, exc: BaseException) -> None:
         """Record an error the loop passed over, and show it on every page."""
@@ -1188,6 +1177,12 @@ class TableSession:
         """The scripted turn the live game is in (the script runs ahead of the game)."""
         idx = self._turn_number() - self._script_base
         return self._script[idx] if 0 <= idx < len(self._script) else None
+
+
+def _stamp(path: Path) -> tuple[str, int, int]:
+    """A frame file as a recording source is told apart by: name, size and change time."""
+    st = path.stat()
+    return (path.name, st.st_size, st.st_mtime_ns)
 
 
 def script_dice(turn: Turn) -> list[Die]:
