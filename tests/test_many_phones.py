@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -170,3 +171,16 @@ def test_each_connection_is_set_to_find_a_vanished_phone(tmp_path: Path):
     finally:
         table.stop()
         store.close()
+
+
+@pytest.mark.slow
+def test_memory_levels_off_as_camera_viewers_come_and_go():
+    """Rounds of 4 camera viewers: what the server keeps after they leave stops growing
+    (each viewer's frames were encoded on its own thread, and glibc kept every thread's
+    heap: round after round the process kept ~50 MB more)."""
+    from tests.benches import load_bench
+
+    got = load_bench("viewers").measure(rounds=3, viewers=4, seconds=8.0,
+                                        port=19800 + os.getpid() % 150)
+    after = got["after"]
+    assert after[-1] - after[0] < 40, got

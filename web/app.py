@@ -11,7 +11,6 @@ nothing; the app never answers a client's mistake with a 500.
 from __future__ import annotations
 
 import errno
-import functools
 import json
 import socket
 import threading
@@ -99,33 +98,6 @@ def socket_options() -> list[tuple[int, int, int]]:
         if hasattr(socket, name):  # Linux (the Pi) has them all
             options.append((socket.IPPROTO_TCP, getattr(socket, name), value))
     return options
-
-
-@functools.cache
-def _libc() -> Any:
-    import ctypes
-    import ctypes.util
-
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError:
-        return None
-
-
-def limit_arenas(arenas: int = 2) -> None:
-    """glibc gives each thread that allocates its own heap ("arena"), up to 8 per core, and
-    keeps what each one grew to: camera viewers, each encoding frames in its own thread,
-    left the process hundreds of MB bigger after they left. Two arenas are plenty here."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "mallopt"):
-        libc.mallopt(-8, arenas)  # M_ARENA_MAX
-
-
-def release_memory() -> None:
-    """Hand freed heap back to the system (glibc keeps it otherwise) once a viewer leaves."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "malloc_trim"):
-        libc.malloc_trim(0)
 
 
 def make_server(app: Flask, settings: Settings, host: str, port: int) -> Any:
@@ -603,7 +575,7 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
                                 f"{settings.camera_viewers} screens",
                            retry_after=10)
         stream = mjpeg(table.preview_jpeg, running=lambda: not table.stopping)
-        return Response(Slotted(stream, camera_slots, on_close=release_memory),
+        return Response(Slotted(stream, camera_slots),
                         mimetype="multipart/x-mixed-replace; boundary=frame",
                         headers={"Cache-Control": "no-cache, no-store",
                                  "X-Accel-Buffering": "no"})

@@ -512,12 +512,11 @@ def _serve_profile(given: str | None, data_dir: Path) -> tuple[Any, str | None, 
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
-    from web.app import Settings, create_app, limit_arenas, make_server
+    from web.app import Settings, create_app, make_server
     from web.auth import check_pin
     from web.session import TableSession
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    limit_arenas()
     data_dir = Path(args.data_dir)
     try:
         data_dir.mkdir(parents=True, exist_ok=True)

@@ -358,10 +358,8 @@ class Slotted:
     when the body was never iterated, so a slot cannot leak.
     """
 
-    def __init__(self, body: Iterator[bytes], slots: threading.BoundedSemaphore,
-                 on_close: Callable[[], Any] | None = None) -> None:
+    def __init__(self, body: Iterator[bytes], slots: threading.BoundedSemaphore) -> None:
         self.body, self.slots, self.held = body, slots, True
-        self.on_close = on_close
 
     def __iter__(self) -> Iterator[bytes]:
         return self.body
@@ -373,8 +371,6 @@ class Slotted:
         if self.held:
             self.held = False
             self.slots.release()
-            if self.on_close is not None:
-                self.on_close()
 
 
 # --- pages ---------------------------------------------------------------------------------

@@ -39,6 +39,9 @@ from vision.sources import FolderSource, Source, open_source
 log = logging.getLogger("vegas_table.session")
 
 NEUTRAL_COLOURS = ("white", "gray")
+# The camera picture is encoded while a viewer asked for it this recently (they ask at
+# 12 fps, and once every 5 s at least for an unchanged frame).
+PREVIEW_WANTED_S = 6.0
 
 
 @dataclass
@@ -300,6 +303,7 @@ class TableSession:
         self._draining = False
         self._latest: tuple[int, np.ndarray, list[Any]] | None = None
         self._preview: tuple[int, bytes] | None = None
+        self._preview_wanted = -PREVIEW_WANTED_S  # when a camera viewer last asked for it
         self._script_base = 0
         # Whether the host ended a game early (kept by the web layer); the camera then leaves
         # that game alone, and the demo starts its next one.
@@ -809,6 +813,7 @@ class TableSession:
             self.stats.frames += 1
             try:
                 self._frame(source, frame)
+                self._encode_preview()
             except Exception as exc:
                 self._failed(f"frame {frame.index}", exc)
             else:
@@ -883,28 +888,32 @@ class TableSession:
             with self.lock:
                 self._after_change()
 
-    def preview_jpeg(self, max_width: int = 960) -> tuple[int, bytes] | None:
+    def preview_jpeg(self) -> tuple[int, bytes] | None:
         """The latest frame with every die boxed (value, colour), as JPEG, for /camera.
 
-        Encoded on demand and once per frame, so an idle camera page costs nothing.
+        Asking keeps the frame loop encoding it for a while (`_encode_preview`), so an idle
+        camera page costs nothing, and several viewers share one encoding per frame.
         """
+        self._preview_wanted = time.monotonic()
+        return self._preview
+
+    def _encode_preview(self, max_width: int = 960) -> None:
+        """In the frame loop's own thread: frame-sized buffers are made and freed in one
+        thread, not in each viewer's (glibc kept what every thread's heap grew to)."""
         latest = self._latest
-        if latest is None:
-            return None
+        if latest is None or time.monotonic() - self._preview_wanted > PREVIEW_WANTED_S:
+            return
         index, image, dice = latest
-        cached = self._preview
-        if cached is not None and cached[0] == index:
-            return cached
+        if self._preview is not None and self._preview[0] == index:
+            return
         out = annotate(image, dice)
         h, w = out.shape[:2]
         if w > max_width:
             out = cv2.resize(out, (max_width, round(h * max_width / w)),
                              interpolation=cv2.INTER_AREA)
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, 75])
-        if not ok:
-            return None
-        self._preview = (index, buf.tobytes())
-        return self._preview
+        if ok:
+            self._preview = (index, buf.tobytes())
 
     def _clock(self) -> float:
         """Stream time in the demo (which may run faster than real time), else wall time."""
