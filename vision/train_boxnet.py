@@ -23,13 +23,12 @@ a neighbour's edge pushes it, in as a cluster cuts it) and the shipped detector'
 for those dice, nudged; the target is the label box. Edges are given relative to the shown
 box's centre in units of its longer side, so a flip of the crop is a flip of the target.
 
-`--cocked-scenes N` (thirty-seventh session) adds N scenes of three to five cocked dice each
+`--cocked-scenes N` adds N scenes of three to five cocked dice each
 (`train_valuenet.cocked_scene`), and `--top-copies K` shows each of their cocked dice K times
 more framed by its top face alone (the label's `top_bbox`, nudged), with the whole die as the
 target. The detector often boxes a lean that way, and the value nets, taught leans on the
 whole die, then read the clean top face as a flat die. Both default to 0: the shipped recipe
-(see docs/vision-notes.md, *Thirty-seventh session*, for what they did; with `--seed 1`,
-*Thirty-eighth session*, the sets moved as much as with the recipe itself).
+(docs/development.md, *What has been measured and left out*, says how they compared).
 """
 
 from __future__ import annotations

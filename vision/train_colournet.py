@@ -1,6 +1,6 @@
 """Train the colour net (`vision/models/colournet.onnx`): a die's colour without a profile.
 
-Usage (in the training venv, see README.md; never part of `make test`):
+Usage (in the training venv, see docs/development.md; never part of `make test`):
 
     .venv-train/bin/python vision/train_colournet.py --coloured-pips 0.2   # the shipped net
 

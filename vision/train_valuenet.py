@@ -9,7 +9,7 @@ the project venv stays light enough for a Raspberry Pi:
     .venv-train/bin/python vision/train_valuenet.py --channels 1  # the grey net
     .venv-train/bin/python vision/train_valuenet.py --channels 1 --grey principal \
         --out /tmp/grey-principal.onnx  # a grey net on the crop's principal colour axis
-        # (thirty-ninth session, 14 minutes; not shipped: docs/vision-notes.md)
+        # (not shipped: docs/development.md, *What has been measured and left out*)
 
 The reader averages the two (see `ValueNet`). Each run takes about 20 minutes on two cores:
 2-5 to cut ~90,000 crops (rendering 1,200 synthetic scenes; cached in /tmp/valuenet-cache, so
@@ -94,16 +94,11 @@ frame so. The second context net (`valuenet-context-top.onnx`, averaged with the
 the context recipe with `--top-face-share 0.5 --out vision/models/valuenet-context-top.onnx`
 (47 minutes with its crops cut afresh).
 
-`--exposure SHARE` (twenty-seventh session) shoots that share of augmented crops 0.45-2x
+`--exposure SHARE` shoots that share of augmented crops 0.45-2x
 brighter or darker, clipped, since the colour gains alone stop at 1.25 and a lamp that clips a
 glittery die's body to its pips' white made rune55 at 1.7x exposure read 79.8% (93.4% plain).
-Tried as the colour net (`--orient --exposure 0.3`) against a control retrain of the shipped
-recipe: it beat the control on most sets and on bright rune55 by 16 dice, but in the four
-rune55 read worse than with the shipped net (held-out 88.6 -> 87.3%; the control 86.1%),
-so it was not adopted (docs/vision-notes.md, *Twenty-seventh session*). In all four
-recipes (twenty-eighth session) it read byler better (held-out 97.6 -> 98.6%) and rune55,
-the mounted renders and synthetic values worse (rune55 held-out 88.6 -> 87.1%, mounted 98.5
--> 97.3%): not adopted either (*Twenty-eighth session*).
+Tried as the colour net and in the value nets' recipes, it read some sets better and others
+worse, so it is off by default (docs/development.md, *What has been measured and left out*).
 
 `--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
 differ from their die in hue more than in brightness, such as the red pips of byler's smoky
