@@ -466,10 +466,11 @@ def latest_profile(data_dir: str | Path) -> tuple[Profile | None, Path | None]:
 
 
 def set_aside(path: str | Path) -> Path:
-    """Move a damaged profile out of the way (never deleted: it may be looked at), so the
-    next start does not meet it again. Returns where it went."""
+    """Move a damaged file (a profile, the host's PIN file) out of the way as
+    `NAME.damaged-<UTC time>`, never deleted, as it may be looked at, so that the next start
+    does not meet it again. Returns where it went."""
     path = Path(path)
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     target = path.with_name(f"{path.name}.damaged-{stamp}")
     n = 1
     while target.exists():

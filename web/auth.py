@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from calibration.guide import set_aside
+
 PIN_DIGITS = 6
 FILENAME = "host.json"
 
@@ -96,9 +98,8 @@ class HostFile:
             creds = self._write(Credentials(new_pin(), secrets.token_hex(32), 1))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             # A damaged file is set aside (never deleted) and the host gets a new PIN.
-            aside = self.path.with_name(f"{FILENAME}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
             try:
-                self.path.replace(aside)
+                aside = set_aside(self.path)
                 self.problem = (f"{FILENAME} could not be read ({exc}); set aside as "
                                 f"{aside.name}, and a new PIN was made")
             except OSError:
