@@ -30,8 +30,10 @@ $(CHROMIUM):
 	  || (apt-get update && apt-get install -y --no-install-recommends chromium); \
 	else sudo apt-get install -y --no-install-recommends chromium; fi
 
+# Two workers: the slow tests (whole demo games) are single-threaded, and CI has two cores.
+JOBS ?= 2
 test: lint $(CHROMIUM)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS)
 
 # lasvegas (the engine we compare with) pins numpy<2, so bench/rules.py keeps it in .venv-bench.
 bench: $(STAMP)

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import serve_process  # noqa: E402
+from tests.conftest import free_port, serve_process  # noqa: E402
 
 
 def rss_mb(pid: int) -> int:
@@ -38,7 +38,8 @@ def watch(port: int, stop: threading.Event) -> None:
             r.read(65536)
 
 
-def measure(rounds: int, viewers: int, seconds: float, port: int = 18655) -> dict:
+def measure(rounds: int, viewers: int, seconds: float, port: int | None = None) -> dict:
+    port = port or free_port()
     with tempfile.TemporaryDirectory() as data:
         proc = serve_process(["--source", "demo", "--data-dir", data, "--no-mdns"], port,
                              ready="/api/health")

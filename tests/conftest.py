@@ -64,6 +64,15 @@ def serving(server: Any) -> Iterator[int]:
         assert not thread.is_alive(), "the server loop did not stop"
 
 
+def free_port() -> int:
+    """A port nobody listens on now (the kernel's pick), for a server a test starts."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def serve_process(args: list[str], port: int, ready: str = "/api/state",
                   env: dict | None = None) -> subprocess.Popen:
     """`vegas-table serve ARGS --port PORT` in a subprocess, once `ready` answers 200."""

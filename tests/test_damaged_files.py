@@ -18,7 +18,7 @@ from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from web.session import TableSession
 
-from .conftest import NoReader, serve_process
+from .conftest import NoReader, free_port, serve_process
 
 
 def _get(url: str) -> dict:
@@ -79,7 +79,7 @@ def test_serve_starts_over_a_damaged_store_and_profile_and_says_so(tmp_path: Pat
     profiles.mkdir()
     (profiles / "profile-20261201-120000.json").write_bytes(os.urandom(2000))
 
-    port = 19000 + os.getpid() % 1000
+    port = free_port()
     proc = _serve(data, port)
     try:
         state = _get(f"http://127.0.0.1:{port}/api/state")
@@ -109,7 +109,7 @@ def test_an_emptied_store_is_said_not_hidden(tmp_path: Path):
     (data / GameStore.FILENAME).write_bytes(b"")
     for extra in data.glob("games.sqlite3-*"):
         extra.unlink()
-    port = 19500 + os.getpid() % 400
+    port = free_port()
     proc = _serve(data, port)
     try:
         state = _get(f"http://127.0.0.1:{port}/api/state")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import socket
 import time
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import NoReader, serving
+from tests.conftest import NoReader, free_port, serving
 from web.app import Settings, create_app, make_server
 from web.session import TableSession
 
@@ -181,6 +180,6 @@ def test_memory_levels_off_as_camera_viewers_come_and_go():
     from tests.benches import load_bench
 
     got = load_bench("viewers").measure(rounds=3, viewers=4, seconds=8.0,
-                                        port=19800 + os.getpid() % 150)
+                                        port=free_port())
     after = got["after"]
     assert after[-1] - after[0] < 40, got

@@ -7,7 +7,6 @@ session -> rules -> SQLite) and compared turn by turn with what the demo scripte
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -24,7 +23,7 @@ from scorekeeper.store import GameStore
 from vision.demo import Timing
 from web.session import TableSession, demo_turns, script_dice
 
-from .conftest import serve_process
+from .conftest import free_port, serve_process
 
 # Shorter than the demo's default pacing, still long enough for every tracker window.
 QUICK = Timing(lead_in=4, fall=5, settle=9, hand=(12, 20), after_hand=8, lift=3, rest=8, scoop=3,
@@ -127,7 +126,7 @@ def _get(url: str) -> dict:
 @pytest.mark.slow
 def test_serve_survives_a_pulled_power_cable(tmp_path: Path):
     """SIGKILL mid-game: on restart the same game resumes with every acknowledged action."""
-    port = 18000 + os.getpid() % 1000
+    port = free_port()
 
     def start() -> subprocess.Popen:
         return serve_process(["--source", "demo", "--data-dir", str(tmp_path), "--pin",
