@@ -11,7 +11,7 @@ whole set and for its held-out half, with the commonest confusions.
 and from other synthetic scenes (seed 77), through the reader's own boxes and sampling, and
 prints it to paste into vision/reader.py; the held-out halves stay out of the fit.
 
-`--colournet` reads with another colour net (a candidate from `vision/train_colournet.py
+`--colournet` reads with another colour net (a candidate from `training/train_colournet.py
 --out`) in place of the shipped one, so that a retrained net is judged on this table.
 """
 

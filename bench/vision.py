@@ -2,7 +2,6 @@
 
 Usage: .venv/bin/python bench/vision.py [--synthetic N] [--data DIR] [--crops DIR] [--limit N]
        [--valuenet ONNX...] [--context ONNX...|none] [--detector ONNX] [--boxnet ONNX|none]
-       [--floor]
 
 Why: the reader is judged on photos it has never seen, so it is measured on every labelled
 set we have (`../shared/data/realdice/*`, `../shared/data/renders/*`) and on a fresh
@@ -127,27 +126,24 @@ def main(argv: list[str] | None = None) -> int:
                              "shipped one")
     parser.add_argument("--boxnet", default=None, metavar="ONNX|none",
                         help="a candidate box refiner instead of the shipped one, or none")
-    parser.add_argument("--floor", action="store_true",
-                        help="find dice with the floor model instead of the learned detector")
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
-    reader = DiceReader(detector=False if args.floor else None)
+    reader = DiceReader()
     if args.valuenet is not None:
         reader.net = ValueNet(args.valuenet)
         print("value nets:", " + ".join(str(p) for p in args.valuenet))
-    if args.context is not None and reader.net is not None:
+    if args.context is not None:
         reader.context = None if args.context == ["none"] else ValueNet(args.context)
         print("context nets:", " + ".join(args.context))
-    if args.detector is not None and reader.detector is not None:
+    if args.detector is not None:
         from vision.detector import Detector
 
         reader.detector = Detector(args.detector)
-    if args.boxnet is not None and reader.detector is not None:
+    if args.boxnet is not None:
         from vision.boxnet import BoxNet
 
         reader.refiner = None if args.boxnet == "none" else BoxNet(args.boxnet)
-    print("dice found by", "the floor model" if reader.detector is None else
-          f"the learned detector ({reader.detector.path.name})"
+    print(f"dice found by the learned detector ({reader.detector.path.name})"
           + (f", boxes refined by {reader.refiner.path.name}" if reader.refiner else ""))
 
     def read(image: np.ndarray) -> list[dict]:

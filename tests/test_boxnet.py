@@ -13,7 +13,7 @@ from vision.synth import render_scene
 
 
 def test_decoding_the_training_target_gives_the_label_box_back():
-    from vision.train_boxnet import _target
+    from training.train_boxnet import _target
 
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -88,8 +88,8 @@ def test_a_leaning_die_framed_by_its_top_face_is_taught_to_grow_to_the_whole_die
     """`train_boxnet.py --top-copies`: the detector often boxes a lean by its clean top face
     alone, so in the cocked scenes such boxes are shown with the whole die as the target. A
     flat die gives none, and held-out images stay the reader's case only."""
+    from training.train_boxnet import FIT, HELD, samples_for_scene
     from vision.synth import DiePose, random_scene, render
-    from vision.train_boxnet import FIT, HELD, samples_for_scene
 
     spec = random_scene(5, "easy")
     x, y = spec.floor_w_mm / 2, spec.floor_h_mm / 2

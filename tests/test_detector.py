@@ -55,7 +55,7 @@ def test_a_stride_2_stem_rewritten_over_blocks_answers_as_before(kernel: int, pa
     import cv2
     from onnx import TensorProto, helper, numpy_helper
 
-    from vision.train_detector import space_to_depth_stem
+    from training.train_detector import space_to_depth_stem
 
     rng = np.random.default_rng(kernel)
     w1 = rng.normal(size=(8, 3, kernel, kernel)).astype(np.float32)
@@ -87,7 +87,7 @@ def test_a_stride_2_stem_rewritten_over_blocks_answers_as_before(kernel: int, pa
 def test_a_stem_that_is_not_a_stride_2_conv_is_refused():
     from onnx import TensorProto, helper, numpy_helper
 
-    from vision.train_detector import space_to_depth_stem
+    from training.train_detector import space_to_depth_stem
 
     graph = helper.make_graph(
         [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1] * 4)],

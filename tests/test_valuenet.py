@@ -384,7 +384,7 @@ def test_training_split_is_stable_and_about_half() -> None:
 def test_grey_teacher_input_from_a_colour_crop_is_the_grey_crop() -> None:
     # The student net is taught by grey members too, through the grey of its colour crop:
     # that must be the crop the grey net is given in the reader, or it teaches nonsense.
-    from vision.train_valuenet import _grey_of
+    from training.train_valuenet import _grey_of
 
     for value, pip, body in ((5, (20, 20, 150), (58, 58, 62)), (2, (30, 30, 30), (40, 200, 230))):
         img, box = draw_die(value, 25, body, pip, side=70, canvas=160)
@@ -399,7 +399,7 @@ def test_grey_teacher_input_from_a_colour_crop_is_the_grey_crop() -> None:
 def test_cocked_training_scenes_hold_several_cocked_dice_in_view() -> None:
     # `--cocked-scenes` exists to show the nets more leaning dice than the presets do; a
     # scene whose cocked dice fell out of view or got a value would teach nothing or worse.
-    from vision.train_valuenet import cocked_scene
+    from training.train_valuenet import cocked_scene
 
     for seed, preset in ((40_000, "hard"), (40_001, "normal"), (40_002, "wide")):
         image, labels = cocked_scene(seed, preset)
@@ -413,7 +413,7 @@ def test_cocked_training_scenes_hold_several_cocked_dice_in_view() -> None:
 
 
 def test_training_refuses_a_grey_axis_for_colour_crops(capsys: pytest.CaptureFixture) -> None:
-    from vision.train_valuenet import main
+    from training.train_valuenet import main
 
     with pytest.raises(SystemExit) as stop:
         main(["--channels", "3", "--grey", "principal"])

@@ -6,7 +6,7 @@ in a cluster it may hold only part of the die. A box that overlaps its die by le
 (IoU) is a miss and an invented die at once, for the benchmark and for the tracker alike.
 The refiner looks at the box's surroundings at the frame's own resolution (a crop 1.6 times
 the box's longer side) and says where the die's four edges are. Trained by
-`vision/train_boxnet.py`. The reader moves its boxes last, after the value nets and the
+`training/train_boxnet.py`. The reader moves its boxes last, after the value nets and the
 checks that were tuned on the detector's boxes.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .evaluate import iou
-from .valuenet import CROP_ENGINE, crop_for, load_onnx
+from .valuenet import crop_for, load_onnx
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "boxnet.onnx"
 CROP_SCALE = 1.6  # the crop square over the box's longer side: room for a die the box cuts
@@ -39,9 +39,9 @@ KEEP_IOU = 0.4
 class BoxNet:
     """The trained refiner, loaded once per reader."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_boxnet.py",
-                                                   CROP_ENGINE)
+    def __init__(self, path: str | Path | None = None, threads: int = 1) -> None:
+        self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_boxnet",
+                                                   threads)
         self.scale = float(self.meta.get("crop_scale", CROP_SCALE))
         self.size = int(self.meta.get("crop_size", CROP_SIZE))
 
@@ -53,8 +53,8 @@ class BoxNet:
         relative to the box's centre, in units of the box's longer side."""
         if len(boxes) == 0:
             return np.zeros((0, 4), np.float32)
-        self.net.setInput(np.stack([self.crop(image_bgr, b) for b in boxes]))
-        return np.asarray(self.net.forward(), np.float32).reshape(len(boxes), 4)
+        edges = self.net.run(np.stack([self.crop(image_bgr, b) for b in boxes]))
+        return np.asarray(edges, np.float32).reshape(len(boxes), 4)
 
     def refine(self, image_bgr: np.ndarray, boxes: Sequence[Sequence[float]]
                ) -> list[tuple[float, float, float, float]]:

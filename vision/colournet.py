@@ -4,8 +4,8 @@ The pip-relative rule in `reader.py` (a die's body divided by the white of its p
 built-in colour) reads most dice under any lamp, but not a glossy die whose top face mirrors
 the lamp: a black die then looks white and a red one pink, although its bevels and side faces
 still show the paint to anyone looking. This net sees the whole die, scaled by the same pip
-white, and learns where to look. It is trained by `vision/train_colournet.py` on synthetic
-scenes and the renders' training halves and shipped as ONNX for `cv2.dnn`.
+white, and learns where to look. It is trained by `training/train_colournet.py` on synthetic
+scenes and the renders' training halves and shipped as ONNX.
 
 `colour_crop` is the contract between training and inference: both call it, so any change
 here means retraining.
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .valuenet import CROP_ENGINE, crop_for, load_onnx
+from . import nets
+from .valuenet import crop_for, load_onnx
 
 COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "black", "white")
 SIZE = 24  # crop side in pixels: colour needs no pip detail
@@ -49,9 +50,9 @@ def colour_crop(image_bgr: np.ndarray, bbox: Sequence[float], scale: Sequence[fl
 class ColourNet:
     """The trained net, loaded once per reader."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_colournet.py",
-                                                   CROP_ENGINE)
+    def __init__(self, path: str | Path | None = None, threads: int = 1) -> None:
+        self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_colournet",
+                                                   threads)
         names = tuple(self.meta.get("colours", COLOURS))
         if names != COLOURS:
             raise ValueError(f"{self.path.name}: trained for colours {names}, "
@@ -69,8 +70,4 @@ class ColourNet:
                              f"got {crops.shape}")
         if len(crops) == 0:
             return np.zeros((0, len(COLOURS)), np.float32)
-        self.net.setInput(np.ascontiguousarray(crops))
-        z = np.asarray(self.net.forward(), np.float64).reshape(len(crops), -1)
-        z -= z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+        return nets.softmax(self.net.run(crops)).astype(np.float32)

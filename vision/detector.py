@@ -1,11 +1,11 @@
 """Find every die in a frame with a small learned centre detector (`models/detector.onnx`).
 
-The floor model in `reader.py` fails where the floor itself is hard to model: burnt-out or
-very dark trays, strong light gradients, patterned floors, dice packed into clusters. A small
-fully convolutional net, trained on synthetic box-lid scenes and the training half of the
-shared photo sets, marks the centre of every die on a grid a quarter of its input size and
-says how big the die's box is there (CenterNet's idea, cut down to run on a Pi's CPU through
-`cv2.dnn`). The value is still read by the value net on a full-resolution crop.
+A model of the tray's floor fails where the floor itself is hard to model: burnt-out or very
+dark trays, strong light gradients, patterned floors, dice packed into clusters. A small fully
+convolutional net, trained on synthetic box-lid scenes and the training half of the shared
+photo sets (`training/train_detector.py`), marks the centre of every die on a grid a quarter
+of its input size and says how big the die's box is there (CenterNet's idea, cut down to run
+on a Pi's CPU). The value is read by the value nets on a full-resolution crop.
 """
 
 from __future__ import annotations
@@ -71,9 +71,9 @@ def tone_curve(gamma: float) -> np.ndarray:
 def space_to_depth(blob: np.ndarray) -> np.ndarray:
     """(N,C,H,W) -> (N,4C,H/2,W/2): each 2x2 block of pixels side by side as channels,
     channel c*4 + 2*row + column. A net whose first conv has stride 2 takes its input so
-    rearranged once that conv is rewritten over the blocks (`train_detector.
-    space_to_depth_stem`): the same arithmetic, which `cv2.dnn` runs faster on 12 channels
-    than on 3 (the detector 8.1 -> 7.0 ms at 512 px)."""
+    rearranged once that conv is rewritten over the blocks (`training.train_detector.
+    space_to_depth_stem`): the same arithmetic on 12 channels instead of 3, which the shipped
+    model takes."""
     n, c, h, w = blob.shape
     return np.ascontiguousarray(blob.reshape(n, c, h // 2, 2, w // 2, 2)
                                 .transpose(0, 1, 3, 5, 2, 4).reshape(n, c * 4, h // 2, w // 2))
@@ -128,16 +128,16 @@ def decode(
 class Detector:
     """The trained net, loaded once per reader."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, threads: int = 1) -> None:
         from .valuenet import load_onnx
 
-        self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_detector.py")
+        self.path, self.net, self.meta = load_onnx(path or DEFAULT_MODEL, "train_detector",
+                                                   threads)
         self.long_side = int(self.meta.get("input_long", INPUT_LONG))
         self.blocks = bool(self.meta.get("space_to_depth", False))
 
     def _forward(self, blob: np.ndarray) -> np.ndarray:
-        self.net.setInput(space_to_depth(blob) if self.blocks else blob)
-        return np.asarray(self.net.forward(), np.float32)
+        return np.asarray(self.net.run(space_to_depth(blob) if self.blocks else blob), np.float32)
 
     def heatmap(self, frame_bgr: np.ndarray, long_side: int | None = None,
                 tone: np.ndarray | None = None) -> tuple[np.ndarray, float]:

@@ -1,12 +1,10 @@
 """Read every die in one frame: where it is, its pips, its colour, and how sure we are.
 
-The reader works without knowing the die size: it separates dice from the tray floor by how
-far each pixel is from a smooth model of the floor, learns the die size from the shapes it
-finds, splits touching dice at the die size, then reads each die's top face on a
-rotation-normalised crop. A value is only reported when the pips sit where a real face puts
-them; anything else (a cocked die, motion blur, a glare spot that breaks the pattern) is
-reported as `value: None` with a low confidence, because a confident wrong value would
-silently corrupt a game.
+A learned detector proposes the dice, the value nets read each box's top face, and checks
+of their own (pips counted by rule, a wider view, nets that see what a die rests on) decide
+how sure each read is. A value is only reported as certain when nothing doubts it; anything
+else (a cocked die, motion blur, a glare spot, a die cut by the frame's edge) is asked about,
+because a confident wrong value would silently corrupt a game.
 """
 
 from __future__ import annotations
@@ -22,9 +20,8 @@ import numpy as np
 
 from .profile import ColourRef, Profile
 
-WORK_SIZE = 640  # long side the segmentation runs at; dice are 8-70 px there
-FLOOR_SIZE = 160  # long side of the floor model
-CROP = 64  # canonical size of one die's top face
+FLOOR_SIZE = 160  # long side of the thumbnail whose median level says a frame is dark or bright
+CROP = 64  # side of the face patch the pip count looks at
 BOX_PAD = 0.08  # share of the die side added around the mask's box
 CERTAIN = 0.9  # confidence from which a read is applied without asking (DESIGN.md)
 SURE_FROM = 0.94  # the nets' probability that becomes CERTAIN (see calibrated)...
@@ -339,36 +336,24 @@ class DieRead:
 class DiceReader:
     """Holds what is fixed between frames (palette, profile); `read` is one frame."""
 
-    def __init__(self, profile: Profile | None = None, learned: bool | None = None,
-                 detector: bool | None = None) -> None:
-        """`learned=None` uses the value net when its model file is there, else pip rules.
+    def __init__(self, profile: Profile | None = None, threads: int = 1) -> None:
+        """Load every net once (a missing or damaged model is a `ModelError` here, before the
+        first frame); `threads` is how many cores the nets may use for one frame."""
+        from .boxnet import BoxNet
+        from .colournet import ColourNet
+        from .detector import Detector
+        from .valuenet import CONTEXT_MODELS, ValueNet
 
-        `detector=None` finds dice with the learned detector when its model is there (and the
-        value net is in use), else with the floor model; False forces the floor model.
-        """
         self.profile = profile
         self.last_proposals: tuple[list, np.ndarray] | None = None
         # Where the last frame's dice put the point below the camera (None: the frame's
         # middle); for failure analysis, not an API.
         self.nadir: tuple[float, float] | None = None
-        self.net = self.context = self.detector = self.colour_net = self.refiner = None
-        if learned is not False:
-            from .valuenet import CONTEXT_MODELS, ValueNet
-
-            self.net = _load(ValueNet, learned)
-            if self.net is not None:
-                self.context = _load(lambda: ValueNet(CONTEXT_MODELS), learned)
-                from .colournet import ColourNet
-
-                self.colour_net = _load(ColourNet, learned)
-            if self.net is not None and detector is not False:
-                from .detector import Detector
-
-                self.detector = _load(Detector, detector)
-                if self.detector is not None:
-                    from .boxnet import BoxNet
-
-                    self.refiner = _load(BoxNet, None)
+        self.net = ValueNet(threads=threads)
+        self.context = ValueNet(CONTEXT_MODELS, threads=threads)
+        self.colour_net = ColourNet(threads=threads)
+        self.detector = Detector(threads=threads)
+        self.refiner = BoxNet(threads=threads)
         refs = list(profile.colours) if profile and profile.colours else builtin_palette()
         self.names = [r.name for r in refs]
         self.labs = np.array([r.lab for r in refs], np.float32)
@@ -383,28 +368,7 @@ class DiceReader:
         if self.profile and self.profile.white_balance:
             gains = np.array(self.profile.white_balance, np.float32)
             frame = np.clip(frame.astype(np.float32) * gains, 0, 255).astype(np.uint8)
-        if self.detector is not None:
-            reads = self._on_floor(self._read_detected(frame), w, h)
-            self._mark_big(reads, frame)
-            return reads
-        scale = min(1.0, WORK_SIZE / max(h, w))
-        small = cv2.resize(frame, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) \
-            if scale < 1.0 else frame
-        lab = cv2.cvtColor(small.astype(np.float32) * (1 / 255.0), cv2.COLOR_BGR2Lab)
-        floor, bg, region = self._floor(lab)
-        mask = self._dice_mask(lab, bg, region)
-        tiny = cv2.resize(small, (floor.shape[1] // 4, floor.shape[0] // 4),
-                          interpolation=cv2.INTER_AREA)
-        gains = self._grey_world(tiny, cv2.resize(floor, (tiny.shape[1], tiny.shape[0]),
-                                                  interpolation=cv2.INTER_NEAREST))
-        contours, side = self._candidates(mask)
-        if self.net is not None:
-            extra = self._pip_clusters(lab, region, mask, side)
-            reads = self._read_learned(frame, mask, contours, side, scale, gains, extra)
-        else:
-            reads = [r for r in (self._read_one(frame, c, scale, gains) for c, _ in contours)
-                     if r is not None]
-        reads = self._on_floor(reads, w, h)
+        reads = self._on_floor(self._read_detected(frame), w, h)
         self._mark_big(reads, frame)
         return reads
 
@@ -1255,316 +1219,7 @@ class DiceReader:
             keep[int(y0 * f) : math.ceil(y1 * f), int(x0 * f) : math.ceil(x1 * f)] = 0
         return self._grey_world(tiny, keep)
 
-    # --- segmentation ----------------------------------------------------------------------
-    def _floor(self, lab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Find the tray floor and model its colour everywhere, under the dice too.
-
-        The floor is what a smooth colour surface fitted from the middle of the frame explains;
-        its colour under each die is then the normalised blur of the floor around it, which
-        follows shadows and gradients the fit does not.
-        """
-        h, w = lab.shape[:2]
-        f = FLOOR_SIZE / max(h, w)
-        tiny = cv2.resize(lab, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
-        th, tw = tiny.shape[:2]
-        enc = np.dstack([tiny[..., 0] * 2.55, tiny[..., 1] + 128, tiny[..., 2] + 128])
-        enc = cv2.GaussianBlur(np.clip(enc, 0, 255).astype(np.uint8), (3, 3), 0)
-        gx = cv2.Sobel(tiny[..., 0], cv2.CV_32F, 1, 0)
-        gy = cv2.Sobel(tiny[..., 0], cv2.CV_32F, 0, 1)
-        smooth = np.sqrt(gx * gx + gy * gy) < 12
-        # The floor is a smooth surface of one material: fit its colour as a quadratic
-        # function of position (light gradients, vignetting), starting from the middle of the
-        # frame, and keep refitting on the pixels the fit explains.
-        yy, xx = np.mgrid[0:th, 0:tw].astype(np.float32)
-        u, v = xx / tw - 0.5, yy / th - 0.5
-        design = np.stack([np.ones_like(u), u, v, u * u, u * v, v * v], axis=-1).reshape(-1, 6)
-        values = tiny.reshape(-1, 3)
-        cy0, cy1, cx0, cx1 = th // 5, 4 * th // 5, tw // 5, 4 * tw // 5
-        central = np.zeros((th, tw), bool)
-        central[cy0:cy1, cx0:cx1] = True
-        inliers = (central & smooth).reshape(-1)
-        if inliers.sum() < 30:
-            inliers = central.reshape(-1)
-        # Start from the dominant colour of the middle, so dice and walls don't pull the fit.
-        med = np.median(values[inliers], axis=0)
-        dist0 = np.linalg.norm((values - med) * (0.5, 1, 1), axis=1)
-        inliers &= dist0 < max(8.0, float(np.percentile(dist0[inliers], 60)))
-        resid = dist0
-        for _ in range(4):
-            if inliers.sum() < 12:
-                break
-            fit = np.flatnonzero(inliers)[::3]  # a third of the floor pins six numbers down
-            coef, *_ = np.linalg.lstsq(design[fit], values[fit], rcond=None)
-            model = design @ coef
-            resid = np.linalg.norm((values - model) * (0.5, 1, 1), axis=1)
-            t = max(4.0, 3.0 * float(np.median(resid[inliers])))
-            inliers = resid < t
-        t = max(4.0, 3.0 * float(np.median(resid[inliers]))) if inliers.any() else 4.0
-        # Where the lamp burns the floor out to white, no smooth fit follows the plateau.
-        burnt = (values[:, 0] > 95) & (np.abs(values[:, 1:]).max(axis=1) < 6)
-        floor = ((resid < t) | burnt).reshape(th, tw).astype(np.uint8) * 255
-        floor = cv2.morphologyEx(floor, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        # Keep the floor piece that covers most of the middle (the tray, not the table).
-        n, labels = cv2.connectedComponents(floor)
-        if n > 1:
-            votes = np.bincount(labels[central], minlength=n)
-            votes[0] = 0
-            floor = (labels == int(np.argmax(votes))).astype(np.uint8) * 255
-        region = np.zeros_like(floor)
-        cs, _ = cv2.findContours(floor, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        if cs:
-            cv2.drawContours(region, [cv2.convexHull(max(cs, key=cv2.contourArea))], -1, 255,
-                             cv2.FILLED)
-            # Dice lie on the floor's edge too (against a wall): reach a little past it.
-            k = max(3, int(max(th, tw) * 0.04) | 1)
-            region = cv2.dilate(region, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-        else:
-            region[:] = 255
-        # Normalised convolution: the floor's colour, filled in under everything else.
-        weight = (floor > 0).astype(np.float32)
-        sigma = max(th, tw) / 20.0
-        num = cv2.GaussianBlur(tiny * weight[..., None], (0, 0), sigma)
-        den = cv2.GaussianBlur(weight, (0, 0), sigma)[..., None] + 1e-4
-        bg_tiny = num / den
-        if float(weight.mean()) < 0.02:
-            bg_tiny[:] = np.median(tiny.reshape(-1, 3), axis=0)
-        bg = cv2.resize(bg_tiny, (w, h), interpolation=cv2.INTER_LINEAR)
-        region = cv2.resize(region, (w, h), interpolation=cv2.INTER_NEAREST)
-        floor = cv2.resize(floor, (w, h), interpolation=cv2.INTER_NEAREST)
-        return floor, bg, region
-
-    def _dice_mask(self, lab: np.ndarray, bg: np.ndarray, region: np.ndarray) -> np.ndarray:
-        """Pixels unlike the floor under them: a colour change, or a strong light change."""
-        d = lab - bg
-        chroma = cv2.magnitude(d[..., 1], d[..., 2])
-        dl = d[..., 0]
-        score = np.maximum(chroma, np.where(dl > 0, dl * 1.1, -dl * 0.7))
-        # A shadow only darkens: it must be much darker than the floor to count as a die.
-        shadow = (dl < 0) & (chroma < 8) & (lab[..., 0] > bg[..., 0] * 0.5)
-        score[shadow] = 0
-        # Texture: a white die on a white floor differs little in colour, but its outline and
-        # pips are sharp edges where the floor is smooth.
-        gx = cv2.Sobel(lab[..., 0], cv2.CV_32F, 1, 0, ksize=3)
-        gy = cv2.Sobel(lab[..., 0], cv2.CV_32F, 0, 1, ksize=3)
-        energy = cv2.blur(cv2.magnitude(gx, gy), (5, 5))
-        floor_energy = float(np.median(energy[region > 0])) if region.any() else 1.0
-        edges = (energy > max(25.0, 6.0 * floor_energy)) & (dl > 4)
-        score[region == 0] = 0
-        mask = ((score > 12) | (edges & (region > 0))).astype(np.uint8) * 255
-        mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
-        # Fill pips the colour of the floor: small holes only.
-        h, w = mask.shape
-        contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
-        if hierarchy is not None:
-            limit = 0.003 * h * w
-            for c, hier in zip(contours, hierarchy[0], strict=True):
-                if hier[3] >= 0 and cv2.contourArea(c) < limit:
-                    cv2.drawContours(mask, [c], -1, 255, cv2.FILLED)
-        return mask
-
-    def _candidates(self, mask: np.ndarray) -> tuple[list[tuple[np.ndarray, bool]], float]:
-        """Contours of dice, each flagged whether it looks like exactly one die, and the size
-        of a die in this frame. Touching dice are split at that size where possible."""
-        h, w = mask.shape
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
-        min_area = (max(h, w) * 0.012) ** 2
-        comps = [i for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= min_area]
-        if not comps:
-            return [], 0.0
-        # The die size: the short side of solid blobs (a lone die, or a row of touching
-        # dice, is as wide as one die), judged on the larger blobs since specks are solid too.
-        shorts = []
-        for i in comps:
-            bw, bh, area = (stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT],
-                            stats[i, cv2.CC_STAT_AREA])
-            if area / float(bw * bh) > 0.5 and max(bw, bh) < 6 * min(bw, bh):
-                ys, xs = np.nonzero(labels[stats[i, 1]:stats[i, 1] + bh,
-                                           stats[i, 0]:stats[i, 0] + bw] == i)
-                (_, _), (rw, rh), _ = cv2.minAreaRect(np.column_stack([xs, ys]).astype(np.float32))
-                if area > 0.6 * rw * rh and min(rw, rh) >= max(h, w) * 0.011:
-                    shorts.append((min(rw, rh), float(area)))
-        if shorts:
-            # Median weighted by area: a few dice outweigh many specks and wall slivers.
-            sq = np.array(sorted(shorts))
-            cum = np.cumsum(sq[:, 1])
-            side = float(sq[np.searchsorted(cum, cum[-1] / 2), 0])
-        else:
-            side = max(h, w) * 0.055  # a mounted camera's typical die: a prior, not a guess
-        out: list[tuple[np.ndarray, bool]] = []
-        for i in comps:
-            x, y, bw, bh, area = stats[i]
-            comp = (labels[y:y + bh, x:x + bw] == i).astype(np.uint8) * 255
-            edge = x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
-            if area < 0.3 * side * side:
-                continue
-            if edge or area > 20 * side * side or area / float(bw * bh) < 0.3:
-                # Walls, rims and box art, perhaps with dice touching them: thin structures
-                # vanish under an opening at the die's size, dice stay.
-                k = max(3, int(side * 0.7) | 1)
-                comp = cv2.morphologyEx(
-                    comp, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-                n2, lab2, st2, _ = cv2.connectedComponentsWithStats(comp)
-                for j in range(1, n2):
-                    px, py, pw, ph, pa = st2[j]
-                    gx, gy = x + px, y + py
-                    if gx <= 1 or gy <= 1 or gx + pw >= w - 1 or gy + ph >= h - 1:
-                        continue  # cut by the image edge: never read half a die
-                    if not 0.3 * side * side <= pa <= 6 * side * side:
-                        continue
-                    piece = (lab2[py:py + ph, px:px + pw] == j).astype(np.uint8) * 255
-                    self._emit(piece, gx, gy, side, out)
-                continue
-            self._emit(comp, x, y, side, out)
-        return out, side
-
-    def _emit(self, comp: np.ndarray, x: int, y: int, side: float,
-              out: list[tuple[np.ndarray, bool]]) -> None:
-        """Add one blob's dice to `out`, splitting it when it is more than one die."""
-        area = cv2.countNonZero(comp)
-        parts = self._split(comp, side) if area > 2.4 * side * side else [comp]
-        for part in parts:
-            cs, _ = cv2.findContours(part, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-            if not cs:
-                continue
-            c = max(cs, key=cv2.contourArea)
-            a = cv2.contourArea(c)
-            if a < 0.3 * side * side:
-                continue
-            (_, _), (rw, rh), _ = cv2.minAreaRect(c)
-            # One die, Biggy included (1.4 x 1.4 = 2 dice of area), is a solid square.
-            single = (a < 2.4 * side * side and max(rw, rh) < 1.3 * min(rw, rh)
-                      and a > 0.7 * rw * rh)
-            out.append((c + np.array([x, y]), single))
-
-    @staticmethod
-    def _split(comp: np.ndarray, side: float) -> list[np.ndarray]:
-        dist = cv2.distanceTransform(comp, cv2.DIST_L2, 5)
-        k = max(3, int(side * 0.5) | 1)
-        peaks = (dist >= cv2.dilate(dist, np.ones((k, k), np.uint8))) & (dist > side * 0.3)
-        n, markers = cv2.connectedComponents(peaks.astype(np.uint8))
-        if n <= 2:
-            return [comp]
-        markers = markers.astype(np.int32)
-        markers[comp == 0] = 0
-        unknown = (comp > 0) & (markers == 0)
-        markers = markers + 1
-        markers[unknown] = 0
-        ws = cv2.watershed(cv2.cvtColor(comp, cv2.COLOR_GRAY2BGR), markers)
-        return [((ws == m) & (comp > 0)).astype(np.uint8) * 255 for m in range(2, n + 1)]
-
-    def _pip_clusters(self, lab: np.ndarray, region: np.ndarray, mask: np.ndarray,
-                      side: float) -> list[tuple[float, float, float]]:
-        """Die proposals from pips alone, for dice the colour mask misses (white on white).
-
-        Dark pips on a light die are the most visible thing about it even when its body
-        matches the floor. Pip-sized dark blobs outside the mask are grouped by distance;
-        each group's centre is a face centre (every face is symmetric about it).
-        """
-        light = np.clip(lab[..., 0] * 2.55, 0, 255).astype(np.uint8)
-        est = side if side > 0 else max(lab.shape[:2]) * 0.05
-        k = max(3, int(est * 0.4) | 1)
-        hat = cv2.morphologyEx(light, cv2.MORPH_BLACKHAT,
-                               cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
-        blobs = ((hat > 40) & (region > 0) & (mask == 0)).astype(np.uint8)
-        n, _, stats, centroids = cv2.connectedComponentsWithStats(blobs)
-        lo, hi = (0.06 * est) ** 2, (0.3 * est) ** 2
-        pts = [centroids[i] for i in range(1, n)
-               if lo <= stats[i, cv2.CC_STAT_AREA] <= hi
-               and max(stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT])
-               <= 2 * min(stats[i, cv2.CC_STAT_WIDTH], stats[i, cv2.CC_STAT_HEIGHT]) + 1]
-        if not pts or len(pts) > 200:
-            return []
-        pts_a = np.array(pts, np.float32)
-        parent = list(range(len(pts)))
-
-        def root(i: int) -> int:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        d = np.linalg.norm(pts_a[:, None] - pts_a[None], axis=2)
-        for i, j in zip(*np.nonzero(d < 0.62 * est), strict=True):
-            parent[root(int(i))] = root(int(j))
-        groups: dict[int, list[int]] = {}
-        for i in range(len(pts)):
-            groups.setdefault(root(i), []).append(i)
-        box = est * (1 + 2 * BOX_PAD)
-        return [(float(pts_a[g, 0].mean()), float(pts_a[g, 1].mean()), box)
-                for g in groups.values() if len(g) <= 6]
-
     # --- learned reading -------------------------------------------------------------------
-    def _read_learned(self, frame: np.ndarray, mask: np.ndarray,
-                      contours: list[tuple[np.ndarray, bool]], side: float, scale: float,
-                      gains: np.ndarray,
-                      extra: list[tuple[float, float, float]] = ()) -> list[DieRead]:
-        """Propose boxes from the mask, let the net say which hold a die and its value.
-
-        A lone die gives one box; a blob that is not clearly one die (a cluster, a die against
-        a wall) is covered by die-sized windows, and the net's "not a die" class plus
-        overlap suppression keep one box per die.
-        """
-        from .valuenet import NOT_A_DIE, UNREADABLE
-
-        inv = 1.0 / scale
-        boxes: list[tuple[float, float, float, float]] = []
-        leaning: set[int] = set()
-        for contour, single in contours:
-            x, y, bw, bh = cv2.boundingRect(contour)
-            if single:
-                pad = BOX_PAD * (bw + bh) / 2
-                (_, _), (rw, rh), _ = cv2.minAreaRect(contour)
-                if max(rw, rh) > 1.2 * min(rw, rh):
-                    # A die lying flat looks square from above; one leaning on another die
-                    # or a wall shows a long side face. Its value may be read, never trusted.
-                    leaning.add(len(boxes))
-                boxes.append(((x - pad) * inv, (y - pad) * inv, (x + bw + pad) * inv,
-                              (y + bh + pad) * inv))
-                continue
-            win = side * (1 + 2 * BOX_PAD)
-            step = max(2.0, side / 3)
-            xs = np.arange(x + side / 2, max(x + bw - side / 2, x + side / 2) + 1e-3, step)
-            ys = np.arange(y + side / 2, max(y + bh - side / 2, y + side / 2) + 1e-3, step)
-            for cy in ys:
-                for cx in xs:
-                    if mask[min(int(cy), mask.shape[0] - 1), min(int(cx), mask.shape[1] - 1)]:
-                        boxes.append(((cx - win / 2) * inv, (cy - win / 2) * inv,
-                                      (cx + win / 2) * inv, (cy + win / 2) * inv))
-        for cx, cy, s in extra:
-            box = ((cx - s / 2) * inv, (cy - s / 2) * inv, (cx + s / 2) * inv, (cy + s / 2) * inv)
-            if all(_iou(box, b) < 0.3 for b in boxes):
-                boxes.append(box)
-        if not boxes:
-            return []
-        probs = self.net.predict(np.stack([self.net.crop(frame, b) for b in boxes]))
-        die_p = 1.0 - probs[:, NOT_A_DIE]
-        self.last_proposals = (boxes, die_p)  # for failure analysis, not an API
-        kept = _one_box_per_die(boxes, die_p, die_p >= 0.5)
-        reads = []
-        for i in kept:
-            p = probs[i]
-            # As on the detector's path: "unreadable" only when more likely than not.
-            k = UNREADABLE if p[UNREADABLE] >= 0.5 else int(np.argmax(p[1:UNREADABLE])) + 1
-            value = None if k == UNREADABLE else k
-            x0, y0, x1, y1 = boxes[i]
-            side_px = ((x1 - x0) + (y1 - y0)) / 2 / (1 + 2 * BOX_PAD)
-            # p[k] is the probability of "a die showing exactly k": the chance of no die at
-            # all already lowers it.
-            confidence = calibrated(float(p[k]))
-            if value is not None and confidence >= CERTAIN:
-                confidence = self._second_opinion(frame, boxes[i], value, confidence)
-            if i in leaning:
-                confidence = min(confidence, CERTAIN - 0.1)
-            if value is None:  # never certain, as in _read_detected
-                confidence = min(confidence, CERTAIN - 0.05)
-            reads.append(DieRead(value, "", False, (x0, y0, x1, y1), confidence,
-                                 side_px, 0.0))
-        for r, colour in zip(reads, self._colours(frame, [boxes[i] for i in kept], gains),
-                             strict=True):
-            r.colour = colour
-        return reads
-
     def _second_opinion(self, frame: np.ndarray, box: tuple[float, float, float, float],
                         value: int, confidence: float) -> float:
         """Keep a certain read certain only if the pips, counted by rule, agree.
@@ -1608,37 +1263,13 @@ class DiceReader:
         lab = cv2.cvtColor(patch.astype(np.float32), cv2.COLOR_BGR2Lab)
         return self._name_colour(lab.reshape(-1, 3))
 
-    # --- one die ---------------------------------------------------------------------------
-    def _read_one(self, frame: np.ndarray, contour: np.ndarray, scale: float,
-                  gains: np.ndarray) -> DieRead | None:
-        (cx, cy), (rw, rh), angle = cv2.minAreaRect(contour)
-        if min(rw, rh) < 5 or max(rw, rh) / max(min(rw, rh), 1) > 1.6:
-            return None
-        if cv2.contourArea(contour) / (rw * rh) < 0.6:
-            return None
-        inv = 1.0 / scale
-        side = (rw + rh) / 2 * inv
-        x, y, bw, bh = cv2.boundingRect(contour)
-        # The mask holds the die's lit faces; its 3D body (darker sides, rounded edges) reaches
-        # a little further, and that body is what a die's box means.
-        pad = BOX_PAD * (bw + bh) / 2
-        bbox = ((x - pad) * inv, (y - pad) * inv, (x + bw + pad) * inv, (y + bh + pad) * inv)
-        # Rotate the die upright and crop its top face from the full-resolution frame.
-        cx, cy = cx * inv, cy * inv
-        inner = side * 1.0
-        m = cv2.getRotationMatrix2D((cx, cy), angle, CROP / inner)
-        m[0, 2] += CROP / 2 - cx
-        m[1, 2] += CROP / 2 - cy
-        crop = cv2.warpAffine(frame, m, (CROP, CROP), flags=cv2.INTER_AREA
-                              if inner > CROP else cv2.INTER_LINEAR,
-                              borderMode=cv2.BORDER_REPLICATE)
-        crop_lab = cv2.cvtColor(np.clip(crop * gains, 0, 255).astype(np.float32) / 255.0,
-                                cv2.COLOR_BGR2Lab)
-        value, pips_mask, fit = self._pips(crop_lab[..., 0])
-        body = crop_lab[pips_mask == 0] if pips_mask is not None else crop_lab.reshape(-1, 3)
-        colour, cdist = self._name_colour(body)
-        confidence = fit * (1.0 if cdist < 25 else 0.9)
-        return DieRead(value, colour, False, bbox, confidence, side, angle)
+    def _name_colour(self, body: np.ndarray) -> tuple[str, float]:
+        if body.size == 0:
+            return self.names[0], 99.0
+        med = np.median(body.reshape(-1, 3), axis=0).astype(np.float32)
+        d = np.linalg.norm(self.labs - med, axis=1) / self.spreads
+        i = int(np.argmin(d))
+        return self.names[i], float(np.linalg.norm(self.labs[i] - med))
 
     def _pips(self, light: np.ndarray) -> tuple[int | None, np.ndarray | None, float]:
         """Find the top face's pips and check they sit where a real face puts them.
@@ -1660,14 +1291,6 @@ class DiceReader:
         fit = _face_fit(pts, count) * math.exp(-((max(spread - 0.3, 0) / 0.25) ** 2))
         return count, binary, float(fit)
 
-    def _name_colour(self, body: np.ndarray) -> tuple[str, float]:
-        if body.size == 0:
-            return self.names[0], 99.0
-        med = np.median(body.reshape(-1, 3), axis=0).astype(np.float32)
-        d = np.linalg.norm(self.labs - med, axis=1) / self.spreads
-        i = int(np.argmin(d))
-        return self.names[i], float(np.linalg.norm(self.labs[i] - med))
-
     def _grey_world(self, img: np.ndarray, floor: np.ndarray) -> np.ndarray:
         """White balance gains from the floor alone (grey world), unless the profile has them."""
         if self.profile and self.profile.white_balance:
@@ -1680,17 +1303,6 @@ class DiceReader:
 
 
 _PERMS = {n: np.array(list(itertools.permutations(range(n))), np.intp) for n in range(1, 7)}
-
-
-def _load(make: Callable[[], Any], required: bool | None) -> Any:
-    """A learned part, or None when its model file is missing or unreadable, unless it is
-    `required` (then the error stands: a test or a benchmark asked for that very part)."""
-    try:
-        return make()
-    except (FileNotFoundError, cv2.error, ValueError):
-        if required:
-            raise
-        return None
 
 
 def _find_pips(light: np.ndarray
@@ -2047,6 +1659,3 @@ def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     return inter / union if union > 0 else 0.0
 
-
-def read_dice(frame: np.ndarray, profile: Profile | None = None) -> list[DieRead]:
-    return DiceReader(profile).read(frame)

@@ -1,9 +1,9 @@
-"""A tiny learned classifier that reads a die's value from a crop, run through OpenCV's `cv2.dnn`.
+"""A tiny learned classifier that reads a die's value from a crop, run by ONNX Runtime.
 
 Hand-made pip rules break on translucent, marbled and glare-lit dice; a small CNN trained on real
 photos, renders and synthetic scenes reads those far more reliably and still runs in a few ms per
-batch on a Raspberry Pi core. The net is trained by `vision/train_valuenet.py` (PyTorch, in its own
-venv) and shipped as ONNX, so the product needs nothing beyond OpenCV and numpy.
+batch on a Raspberry Pi core. The net is trained by `training/train_valuenet.py` (PyTorch, in its
+own venv) and shipped as ONNX, which the product runs with ONNX Runtime (`nets.py`).
 
 The crop (`crop_for`) is the contract between training and inference: both sides call this very
 function, so any change here means retraining.
@@ -15,18 +15,18 @@ leaning or smeared by motion).
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
 
+from . import nets
+from .nets import OnnxNet
+
 CROP_SIZE = 32
-CROP_ENGINE = getattr(cv2.dnn, "ENGINE_CLASSIC", None)  # see load_onnx
 CROP_SCALE = 1.15
 NOT_A_DIE = 0
 UNREADABLE = 7
@@ -217,28 +217,17 @@ def towards_centre(shape: Sequence[int], bbox: Sequence[float],
     return math.degrees(math.atan2(py - cy, px - cx))
 
 
-def load_onnx(path: str | Path, trainer: str, engine: int | None = None
-              ) -> tuple[Path, Any, dict]:
-    """An ONNX model for cv2.dnn and the JSON metadata beside it (empty when there is none).
-
-    A missing file names the script that makes it, since the models are trained by hand.
-    `engine`: OpenCV 5's classic engine runs the small crop nets (a batch of 32 px crops)
-    10-45% faster than the new one, which is 20% faster on the detector's large input.
-    """
-    model = Path(path)
-    if not model.is_file():
-        raise FileNotFoundError(f"{model}: no such model (train it: vision/{trainer})")
-    meta_path = model.with_suffix(".json")
-    meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
-    if engine is None or not hasattr(cv2.dnn, "ENGINE_CLASSIC"):
-        return model, cv2.dnn.readNetFromONNX(str(model)), meta
-    return model, cv2.dnn.readNetFromONNX(str(model), engine), meta
+def load_onnx(path: str | Path, trainer: str, threads: int = 1) -> tuple[Path, OnnxNet, dict]:
+    """A model, its session and the JSON metadata beside it (empty when there is none);
+    a missing or damaged file is a `ModelError` naming the script that makes it."""
+    net = nets.load(path, trainer, threads)
+    return net.path, net, net.meta
 
 
 @dataclass
 class _Member:
     path: Path
-    net: Any
+    net: OnnxNet
     meta: dict
     temperature: float
     channels: int
@@ -260,12 +249,7 @@ class _Member:
 
     def probs(self, crops: np.ndarray) -> np.ndarray:
         """Class probabilities of (N, channels, S, S) crops at the member's temperature."""
-        self.net.setInput(np.ascontiguousarray(crops, dtype=np.float32))
-        z = np.asarray(self.net.forward(), dtype=np.float64).reshape(len(crops), -1)
-        z = z / self.temperature
-        z -= z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
+        return nets.softmax(self.net.run(crops), self.temperature)
 
 
 class ValueNet:
@@ -293,7 +277,7 @@ class ValueNet:
     """
 
     def __init__(self, path: str | Path | Sequence[str | Path] | None = None,
-                 paint_below: float | None = PAINT_BELOW) -> None:
+                 paint_below: float | None = PAINT_BELOW, threads: int = 1) -> None:
         self.paint_below = paint_below
         if path is None:
             paths: list[str | Path] = list(DEFAULT_MODELS)
@@ -305,7 +289,7 @@ class ValueNet:
             raise ValueError("a value net needs at least one model")
         self.members = []
         for one in paths:
-            model, net, meta = load_onnx(one, "train_valuenet.py", CROP_ENGINE)
+            model, net, meta = load_onnx(one, "train_valuenet", threads)
             grey = meta.get("grey", "luma")
             if grey not in GREY_AXES:
                 raise ValueError(f"{Path(one).with_suffix('.json').name}: \"grey\" must be "

@@ -213,7 +213,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 # --- read / eval --------------------------------------------------------------------------
-def _reader(profile_path: str | None) -> Any:
+def _reader(profile_path: str | None, threads: int) -> Any:
+    from vision.nets import ModelError
     from vision.profile import ProfileError, load_profile
     from vision.reader import DiceReader
 
@@ -221,7 +222,28 @@ def _reader(profile_path: str | None) -> Any:
         profile = load_profile(profile_path) if profile_path else None
     except ProfileError as exc:
         raise UsageError(str(exc)) from None
-    return DiceReader(profile)
+    try:
+        return DiceReader(profile, threads=threads)
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _cores() -> int:
+    """The cores this process may run on (all of a Pi's four, unless pinned)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _threads(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"{n}: give 1 to 64 threads")
+    return n
 
 
 def _load_image(path: str) -> Any:
@@ -237,7 +259,7 @@ def _load_image(path: str) -> Any:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    reader = _reader(args.profile)
+    reader = _reader(args.profile, args.threads)
     bad = []
     for path in args.images:
         frame = _load_image(path)
@@ -266,7 +288,7 @@ def cmd_read(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from vision.evaluate import ManifestError, evaluate, format_table
 
-    reader = _reader(args.profile)
+    reader = _reader(args.profile, args.threads)
 
     def read(image: Any) -> list[dict]:
         return [d.to_dict() for d in reader.read(image)]
@@ -309,7 +331,7 @@ def cmd_track(args: argparse.Namespace) -> int:
     src_path = Path(args.source)
     if not src_path.exists():
         raise UsageError(f"{args.source}: no such folder or video file")
-    reader = _reader(args.profile)
+    reader = _reader(args.profile, args.threads)
     try:
         source = open_source(str(src_path), fps=args.fps)
     except (SourceError, ValueError) as exc:
@@ -512,6 +534,7 @@ def _serve_profile(given: str | None, data_dir: Path) -> tuple[Any, str | None, 
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
+    from vision.nets import ModelError
     from web.app import Settings, create_app, make_server
     from web.auth import check_pin
     from web.session import TableSession
@@ -541,8 +564,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         table = TableSession(store, data_dir, args.source, None,
                              edition=args.edition, players=default_players(args.players),
                              seed=args.seed, profile=profile, profile_name=profile_name,
-                             profile_error=profile_error)
-    except RulesError as exc:
+                             profile_error=profile_error, reader_threads=args.threads)
+    except (RulesError, ModelError) as exc:
         store.close()
         raise UsageError(str(exc)) from None
     settings = Settings(pin=fixed)
@@ -723,6 +746,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("images", nargs="+", metavar="IMAGE")
     p.add_argument("--profile", help="calibration profile (JSON) of this table")
     p.add_argument("--json", action="store_true", help="one JSON object per image, per line")
+    p.add_argument("--threads", type=_threads, default=_cores(),
+                   help="cores the reader's nets may use (default: all, %(default)s here)")
     p.set_defaults(func=cmd_read)
 
     p = sub.add_parser("eval", help="measure the reader on labelled sets (manifest.jsonl)")
@@ -733,6 +758,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--crops", help="write crops of missed, extra, misread and misnamed dice "
                    "here")
     p.add_argument("--limit", type=int, default=None, help="only the first N images per set")
+    p.add_argument("--threads", type=_threads, default=_cores(),
+                   help="cores the reader's nets may use (default: all, %(default)s here)")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("synth", help="render labelled synthetic tray scenes (manifest.jsonl)")
@@ -754,6 +781,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fps", type=float, default=15.0, help="frame rate of a folder")
     p.add_argument("--profile", help="calibration profile (JSON)")
     p.add_argument("--json", action="store_true", help="one JSON object per event (DESIGN.md)")
+    p.add_argument("--threads", type=_threads, default=_cores(),
+                   help="cores the reader's nets may use (default: all, %(default)s here)")
     p.set_defaults(func=cmd_track)
 
     p = sub.add_parser("calibrate", help="learn this table's tray, light and dice colours")
@@ -786,6 +815,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pin", help="fix the table PIN for this run (default: the data dir's, "
                                  "see `vegas-table pin`; $VEGAS_TABLE_PIN does the same)")
     p.add_argument("--profile", help="calibration profile (JSON)")
+    p.add_argument("--threads", type=_threads, default=_cores(),
+                   help="cores the reader's nets may use (default: all, %(default)s here)")
     p.add_argument("--edition", default="classic", choices=["classic", "custom", "royale"],
                    help="edition of a new game (an unfinished one is resumed)")
     p.add_argument("--players", type=int, default=4, help="players in a new game")

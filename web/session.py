@@ -229,8 +229,10 @@ class TableSession:
         profile: Profile | None = None,
         profile_name: str | None = None,
         profile_error: str | None = None,
+        reader_threads: int = 1,
     ) -> None:
         self.store = store
+        self.reader_threads = reader_threads
         self.data_dir = Path(data_dir)
         self.photos = self.data_dir / "photos"
         self.source_spec = source_spec
@@ -362,7 +364,7 @@ class TableSession:
         if self._own_reader:
             from vision.reader import DiceReader
 
-            self.reader = DiceReader(profile)
+            self.reader = DiceReader(profile, threads=self.reader_threads)
         source = getattr(self, "source", None)
         if source is not None:
             self._apply_camera(source)

@@ -1,8 +1,8 @@
-"""Train the die detector (`vision/detector.py`) and export it to ONNX for `cv2.dnn`.
+"""Train the die detector (`vision/detector.py`) and export it to ONNX for ONNX Runtime.
 
 Run by hand from the repository root, never from `make test` (same venv as the value net):
 
-    .venv-train/bin/python vision/train_detector.py
+    .venv-train/bin/python -m training.train_detector
 
 Data: synthetic box-lid scenes from `vision/synth.py` (easy, normal and twice as many hard,
 rendered once into /tmp/detector-cache) and the *training half* of every labelled set under
@@ -17,7 +17,7 @@ fine-tune from that run's checkpoint with wide-lens scenes besides (`--wide --sc
 --init FIRST.pt --steps 1500 --lr 1e-3`; its .json records the recipe).
 
 Prints held-out recall and precision (IoU >= 0.5) per set at the end, and the speed through
-cv2.dnn on one thread. Writes vision/models/detector.onnx and detector.json, the net's first
+ONNX Runtime on one thread. Writes vision/models/detector.onnx and detector.json, the net's first
 conv rewritten to take its input as 2x2 pixel blocks (`--blocks MODEL` does only that, to an
 earlier export).
 """
@@ -38,14 +38,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-# Run as a script, Python puts vision/ first on the path, where profile.py would shadow the
-# standard library's `profile` (which torch imports).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "vision"]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from vision.detector import (  # noqa: E402
+from training.train_valuenet import SETS, run_onnx  # the same labelled sets, one list
+from vision.detector import (
     INPUT_LONG,
     MULTIPLE,
     SIZE_UNIT,
@@ -54,9 +48,10 @@ from vision.detector import (  # noqa: E402
     decode,
     space_to_depth,
 )
-from vision.evaluate import iou, load_example, load_manifest  # noqa: E402
-from vision.train_valuenet import SETS  # noqa: E402  (the same labelled sets, one list)
-from vision.valuenet import is_training_image  # noqa: E402
+from vision.evaluate import iou, load_example, load_manifest
+from vision.valuenet import is_training_image
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CACHE_VERSION = 1
 OUT = ROOT / "vision" / "models" / "detector.onnx"
@@ -243,8 +238,8 @@ def make_model(width: tuple[int, int, int, int] = (16, 32, 48, 64), arch: str = 
     """A small FPN-style net, depthwise wherever channels are many.
 
     `fpn` (the shipped detector) steps down with full 3x3 convs; `lite` opens with a 2x2
-    stride-2 conv and steps down with depthwise stride-2 ones, which cv2.dnn on one core runs
-    in about 60% of the time (10.4 -> 6.1 ms at 512x384, same channels, same head). Trained
+    stride-2 conv and steps down with depthwise stride-2 ones, which run in less time on one
+    core (same channels, same head). Trained
     as the shipped one was (3000 steps, then 1500 with --init, all with --wide), lite lost
     accuracy everywhere but rune55 (eighth session, `bench/vision.py`: synthetic recall
     97.9 -> 96.9%, confident errors 11 -> 16; byler value 98.1 -> 97.7%; loose recall
@@ -417,20 +412,18 @@ def export(model: Any, meta_extra: dict, path: Path) -> None:
     x = np.random.default_rng(0).normal(size=(1, 3, 384, 512)).astype(np.float32)
     with torch.no_grad():
         ref = model.eval()(torch.from_numpy(x)).numpy()
-    net = cv2.dnn.readNetFromONNX(str(path))
-    net.setInput(x)
-    diff = float(np.abs(np.asarray(net.forward()) - ref).max())
-    print(f"exported {path} ({path.stat().st_size / 1024:.0f} KiB); cv2.dnn vs torch max "
+    diff = float(np.abs(np.asarray(run_onnx(path, x)) - ref).max())
+    print(f"exported {path} ({path.stat().st_size / 1024:.0f} KiB); ONNX Runtime vs torch max "
           f"|diff| {diff:.2e}")
     if diff > 1e-3:
-        raise SystemExit("cv2.dnn disagrees with torch: the export is broken")
+        raise SystemExit("ONNX Runtime disagrees with torch: the export is broken")
 
 
 def load_exported(model: Any, path: Path) -> None:
     """Start a fine-tune from a shipped detector (`path`, as `export` and `to_blocks` wrote
     it), whose training weights were not kept: each folded conv goes back before a batch
     norm that passes it through (mean 0, variance 1 - eps, scale 1, the folded bias as its
-    shift), and the block-input stem back to a stride-2 conv. Checked against cv2.dnn on
+    shift), and the block-input stem back to a stride-2 conv. Checked against ONNX Runtime on
     the file itself before training starts."""
     import onnx
     import torch
@@ -474,12 +467,10 @@ def load_exported(model: Any, path: Path) -> None:
             put(getattr(model, name).weight, weights[f"{name}.weight"])
             put(getattr(model, name).bias, weights[f"{name}.bias"])
     x = np.random.default_rng(0).normal(size=(1, 3, 384, 512)).astype(np.float32)
-    net = cv2.dnn.readNetFromONNX(str(path))
-    net.setInput(space_to_depth(x) if blocks else x)
+    got = np.asarray(run_onnx(path, space_to_depth(x) if blocks else x))
     with torch.no_grad():
-        diff = float(np.abs(model.eval()(torch.from_numpy(x)).numpy()
-                            - np.asarray(net.forward())).max())
-    print(f"{path} loaded: torch vs cv2.dnn max |diff| {diff:.2e}")
+        diff = float(np.abs(model.eval()(torch.from_numpy(x)).numpy() - got).max())
+    print(f"{path} loaded: torch vs ONNX Runtime max |diff| {diff:.2e}")
     if diff > 1e-3:
         raise SystemExit(f"{path} did not load into this net faithfully")
 
@@ -508,8 +499,7 @@ def space_to_depth_stem(model: Any) -> Any:
     """Rewrite an ONNX model's first conv (stride 2) to take `detector.space_to_depth`'s
     input: 2x2 pixel blocks as channels, the conv's taps regrouped by the block phase they
     fall on, so it runs with stride 1 over a quarter of the places. The same sums in another
-    order: outputs agree to float rounding (the shipped detector: 2e-6 of 6.8). cv2.dnn runs
-    a conv over 3 channels poorly; over 12 it is faster (8.1 -> 7.0 ms for the net)."""
+    order: outputs agree to float rounding. The shipped detector takes its input so."""
     import onnx
     from onnx import helper, numpy_helper
 
@@ -555,7 +545,7 @@ def space_to_depth_stem(model: Any) -> Any:
 
 def to_blocks(path: Path) -> None:
     """Rewrite an exported detector in place for `space_to_depth` input (see
-    space_to_depth_stem), after checking that it answers as before through cv2.dnn."""
+    space_to_depth_stem), after checking that it answers as before through ONNX Runtime."""
     import onnx
 
     meta_path = path.with_suffix(".json")
@@ -563,15 +553,11 @@ def to_blocks(path: Path) -> None:
     if meta.get("space_to_depth"):
         raise SystemExit(f"{path} takes space-to-depth input already")
     x = np.random.default_rng(0).normal(size=(1, 3, 384, 512)).astype(np.float32)
-    plain = cv2.dnn.readNetFromONNX(str(path))
-    plain.setInput(x)
-    ref = np.asarray(plain.forward())
+    ref = np.asarray(run_onnx(path, x))
     model = space_to_depth_stem(onnx.load(str(path)))
     onnx.save(model, str(path))
-    net = cv2.dnn.readNetFromONNX(str(path))
-    net.setInput(space_to_depth(x))
-    diff = float(np.abs(np.asarray(net.forward()) - ref).max())
-    print(f"{path}: first conv over 2x2 blocks; cv2.dnn max |diff| {diff:.2e}")
+    diff = float(np.abs(np.asarray(run_onnx(path, space_to_depth(x))) - ref).max())
+    print(f"{path}: first conv over 2x2 blocks; ONNX Runtime max |diff| {diff:.2e}")
     if diff > 1e-4:
         raise SystemExit("the rewritten detector disagrees with the plain one")
     meta["space_to_depth"] = True
@@ -579,7 +565,7 @@ def to_blocks(path: Path) -> None:
 
 
 def report(items: list[tuple[str, str, dict]], path: Path) -> dict:
-    """Held-out recall/precision at IoU >= 0.5 through cv2.dnn, as the reader will run it."""
+    """Held-out recall/precision at IoU >= 0.5 through ONNX Runtime, as the reader will run it."""
     det = Detector(path)
     cv2.setNumThreads(1)
     out: dict[str, dict] = {}

@@ -2,7 +2,7 @@
 
 Usage (in the training venv, see docs/development.md; never part of `make test`):
 
-    .venv-train/bin/python vision/train_colournet.py --coloured-pips 0.2   # the shipped net
+    .venv-train/bin/python -m training.train_colournet --coloured-pips 0.2   # the shipped net
 
 Samples are the reader's own boxes (as the net will see them at run time) matched to labelled
 dice: synthetic scenes of the `normal`, `hard` and `wide` presets (seeds from 500,000 on, far
@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -28,14 +27,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-# Run as a script, this folder would come first on the path and its profile.py would stand in
-# for the standard library's (which torch imports).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "vision"]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from vision.colournet import (  # noqa: E402
+from vision.colournet import (
     CHANNELS,
     COLOURS,
     DEFAULT_MODEL,
@@ -43,12 +35,13 @@ from vision.colournet import (  # noqa: E402
     SIZE,
     colour_crop,
 )
-from vision.evaluate import load_example, load_manifest, match  # noqa: E402
-from vision.reader import DiceReader, _relative  # noqa: E402
-from vision.synth import COLOURS as synth_colours  # noqa: E402
-from vision.synth import random_dice, random_scene, render  # noqa: E402
-from vision.valuenet import is_training_image  # noqa: E402
+from vision.evaluate import load_example, load_manifest, match
+from vision.reader import DiceReader, _relative
+from vision.synth import COLOURS as synth_colours
+from vision.synth import random_dice, random_scene, render
+from vision.valuenet import is_training_image
 
+ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 RENDERS = ("mounted", "loose")
 PRESETS = ("normal", "hard", "wide")

@@ -1,9 +1,9 @@
-"""Train the box refiner (`vision/boxnet.py`) and export it to ONNX for `cv2.dnn`.
+"""Train the box refiner (`vision/boxnet.py`) and export it to ONNX for ONNX Runtime.
 
 Run by hand from the repository root, never from `make test`, in the training venv (see
 `train_valuenet.py` for how to make it):
 
-    .venv-train/bin/python vision/train_boxnet.py    # about 8 minutes on two cores
+    .venv-train/bin/python -m training.train_boxnet    # about 8 minutes on two cores
 
 (2 minutes to cut ~93,000 crops, cached in /tmp/boxnet-cache, then 18 epochs of 20 s.) The
 shipped model is this recipe (`--copies 24 --epochs 18`); with 12 copies and 14 epochs the
@@ -47,15 +47,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-# As in train_valuenet: vision/ must not shadow the standard library's `profile`.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "vision"]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from vision.boxnet import CROP_SCALE, CROP_SIZE  # noqa: E402
-from vision.evaluate import iou, load_example, load_manifest  # noqa: E402
-from vision.train_valuenet import (  # noqa: E402
+from training.train_valuenet import (
     FIT,
     HELD,
     MAX_LONG_SIDE,
@@ -66,9 +58,13 @@ from vision.train_valuenet import (  # noqa: E402
     _seed,
     detector_boxes,
     make_model,
+    run_onnx,
 )
-from vision.valuenet import crop_for  # noqa: E402
+from vision.boxnet import CROP_SCALE, CROP_SIZE
+from vision.evaluate import iou, load_example, load_manifest
+from vision.valuenet import crop_for
 
+ROOT = Path(__file__).resolve().parent.parent
 CACHE_VERSION = 1
 OUT = ROOT / "vision" / "models" / "boxnet.onnx"
 MATCH_IOU = 0.3  # a detector box this close to a die is that die's box to refine
@@ -197,7 +193,7 @@ def _synth_task(task: tuple[int, str, int, int, bool]) -> tuple[str, int, tuple]
     cv2.setNumThreads(1)
     try:
         if cocked:
-            from vision.train_valuenet import cocked_scene
+            from training.train_valuenet import cocked_scene
 
             image, dice = cocked_scene(seed, preset)
         else:
@@ -332,10 +328,10 @@ def train(data: dict[str, np.ndarray], args: argparse.Namespace) -> Any:
 
 
 def export(model: Any, meta_extra: dict, path: Path) -> None:
-    """Write ONNX and its metadata, and prove cv2.dnn computes what torch computes."""
+    """Write ONNX and its metadata, and prove ONNX Runtime computes what torch computes."""
     import torch
 
-    from vision.train_valuenet import fold_bn
+    from training.train_valuenet import fold_bn
 
     fused = fold_bn(model)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -348,13 +344,11 @@ def export(model: Any, meta_extra: dict, path: Path) -> None:
     path.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     x = np.random.default_rng(0).normal(size=(16, 3, CROP_SIZE, CROP_SIZE)).astype(np.float32)
     ref = predict(model, x)
-    net = cv2.dnn.readNetFromONNX(str(path))
-    net.setInput(x)
-    diff = float(np.abs(np.asarray(net.forward()).reshape(16, 4) - ref).max())
-    print(f"exported {path} ({path.stat().st_size / 1024:.0f} KiB); cv2.dnn vs torch max "
+    diff = float(np.abs(np.asarray(run_onnx(path, x)).reshape(16, 4) - ref).max())
+    print(f"exported {path} ({path.stat().st_size / 1024:.0f} KiB); ONNX Runtime vs torch max "
           f"|diff| {diff:.2e}")
     if diff > 1e-4:
-        raise SystemExit("cv2.dnn disagrees with torch: the export is broken")
+        raise SystemExit("ONNX Runtime disagrees with torch: the export is broken")
 
 
 def report(model: Any, data: dict[str, np.ndarray]) -> dict:

@@ -1,13 +1,13 @@
-"""Train the die-value classifier (`vision/valuenet.py`) and export it to ONNX for `cv2.dnn`.
+"""Train the die-value classifier (`vision/valuenet.py`) and export it to ONNX for ONNX Runtime.
 
 Run by hand from the repository root, never from `make test`; PyTorch lives in its own venv so
 the project venv stays light enough for a Raspberry Pi:
 
     python3 -m venv .venv-train
-    .venv-train/bin/pip install torch==2.13.0 numpy opencv-python-headless onnx
-    .venv-train/bin/python vision/train_valuenet.py --orient      # the colour net
-    .venv-train/bin/python vision/train_valuenet.py --channels 1  # the grey net
-    .venv-train/bin/python vision/train_valuenet.py --channels 1 --grey principal \
+    .venv-train/bin/pip install -r training/requirements.txt
+    .venv-train/bin/python -m training.train_valuenet --orient      # the colour net
+    .venv-train/bin/python -m training.train_valuenet --channels 1  # the grey net
+    .venv-train/bin/python -m training.train_valuenet --channels 1 --grey principal \
         --out /tmp/grey-principal.onnx  # a grey net on the crop's principal colour axis
         # (not shipped: docs/development.md, *What has been measured and left out*)
 
@@ -122,16 +122,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-# Run as a script, Python puts vision/ first on the path, where profile.py would shadow the
-# standard library's `profile` (which torch imports).
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "vision"]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from vision.evaluate import iou, load_example, load_manifest  # noqa: E402
-from vision.reader import DETECT_MIN  # noqa: E402
-from vision.valuenet import (  # noqa: E402
+from vision.evaluate import iou, load_example, load_manifest
+from vision.reader import DETECT_MIN
+from vision.valuenet import (
     CLASSES,
     CROP_SCALE,
     CROP_SIZE,
@@ -144,6 +137,7 @@ from vision.valuenet import (  # noqa: E402
     towards_centre,
 )
 
+ROOT = Path(__file__).resolve().parent.parent
 DATA = Path("/work/shared/data")
 SETS = {
     "byler": DATA / "realdice" / "byler-d6",
@@ -976,8 +970,17 @@ def train(data: dict[str, np.ndarray], args: argparse.Namespace) -> Any:
 # ---------------------------------------------------------------------------- export, report
 
 
+def run_onnx(path: Path, x: np.ndarray) -> np.ndarray:
+    """The first output of the ONNX model at `path` for the batch `x`, through ONNX
+    Runtime's CPU provider (the reader's runtime)."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {session.get_inputs()[0].name: np.ascontiguousarray(x, np.float32)})[0]
+
+
 def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None:
-    """Write ONNX plus its metadata and prove cv2.dnn computes what torch computes."""
+    """Write ONNX plus its metadata and prove ONNX Runtime computes what torch computes."""
     import torch
 
     fused = fold_bn(model)
@@ -1006,14 +1009,12 @@ def export(model: Any, temperature: float, meta_extra: dict, path: Path) -> None
     x = _nchw(rng.normal(size=(16, *_crop_shape())))
     with torch.no_grad():
         ref = model.eval()(torch.from_numpy(x)).numpy()
-    net = cv2.dnn.readNetFromONNX(str(path))
-    net.setInput(x)
-    got = np.asarray(net.forward()).reshape(16, -1)
+    got = np.asarray(run_onnx(path, x)).reshape(16, -1)
     diff = float(np.abs(got - ref).max())
-    print(f"exported {path} ({path.stat().st_size / 1024:.0f} KiB); cv2.dnn vs torch max |diff| "
-          f"{diff:.2e}")
+    print(f"exported {path} ({path.stat().st_size / 1024:.0f} KiB); ONNX Runtime vs torch max "
+          f"|diff| {diff:.2e}")
     if diff > 1e-4:
-        raise SystemExit("cv2.dnn disagrees with torch: the export is broken")
+        raise SystemExit("ONNX Runtime disagrees with torch: the export is broken")
 
 
 def confident_report(probs: np.ndarray, y: np.ndarray, name: str) -> str:
@@ -1036,7 +1037,7 @@ def report(data: dict[str, np.ndarray], vn: ValueNet, box_kind: int = K_CLEAN) -
     names = [str(s) for s in data["set_names"]]
     summary: dict = {}
     boxes = "label boxes, no jitter" if box_kind == K_CLEAN else "the detector's matched boxes"
-    print(f"\nheld-out images ({boxes}), through cv2.dnn. 'sure' = confidence >= 0.9;"
+    print(f"\nheld-out images ({boxes}), through ONNX Runtime. 'sure' = confidence >= 0.9;"
           "\n'sure wrong' = a sure value that is not the die's (the costly error), 'sure None' = "
           "\na sure not-a-die/unreadable on a readable die (a miss), 'neg' = not-a-die crops")
     print(f"{'set':8} {'dice':>5} {'value acc':>9} {'sure':>6} {'sure wrong':>10} "
@@ -1226,7 +1227,7 @@ def main(argv: list[str] | None = None) -> int:
     vn = ValueNet(args.out)
     summary = report(data, vn)
     summary_det = report(data, vn, K_DET) if DET_SHARE > 0 else {}
-    print(f"\ncv2.dnn, one thread, batch of 16: "
+    print(f"\nONNX Runtime, one thread, batch of 16: "
           f"{time_inference(vn, data['x']):.2f} ms per batch")
     meta = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
     meta["heldout"] = summary

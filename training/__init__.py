@@ -1,0 +1,1 @@
+"""Model training for the reader (not installed with the product; see docs/development.md)."""
