@@ -34,8 +34,12 @@ def test_read_json_contract(cli, tmp_path):
     assert (result["width"], result["height"]) == (1280, 960)
     assert len(result["dice"]) == 3
     for die in result["dice"]:
-        assert set(die) == {"value", "colour", "big", "bbox", "confidence"}
+        assert set(die) == {"value", "colour", "big", "bbox", "confidence", "doubts"}
         assert die["value"] is None or 1 <= die["value"] <= 6
+        # Doubts say why a read is not certain, and only then.
+        certain = die["value"] is not None and die["confidence"] >= 0.9
+        assert all(isinstance(code, str) for code in die["doubts"])
+        assert (die["doubts"] == []) == certain
         assert isinstance(die["big"], bool) and 0 <= die["confidence"] <= 1
         x0, y0, x1, y1 = die["bbox"]
         assert 0 <= x0 < x1 <= 1280 and 0 <= y0 < y1 <= 960

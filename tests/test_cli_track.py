@@ -42,7 +42,7 @@ def test_track_json_follows_the_contract(cli, recording):
     for roll, turn in zip(rolls, TURNS, strict=True):
         assert sorted(d["value"] for d in roll["dice"]) == sorted(turn.values)
         for d in roll["dice"]:
-            assert set(d) == {"value", "colour", "big", "bbox", "confidence"}
+            assert set(d) == {"value", "colour", "big", "bbox", "confidence", "doubts"}
     places = [e["value"] for e in events if e["event"] == "place"]
     assert places == [t.chosen for t in TURNS]
     # Each roll is reported after its dice settled, within the turn the demo rendered.

@@ -277,6 +277,23 @@ def test_one_wrong_value(two_images: Path, tmp_path: Path, conf: float, confiden
     assert Path(f.crop).name == "wrong_5_as_6_a_d2.png" and Path(f.crop).is_file()
 
 
+def test_a_crop_of_a_die_asked_about_names_its_doubts(two_images: Path, tmp_path: Path):
+    """The reader's reasons for asking (`DieRead.doubts`) end the crop's name, so the crops
+    of one kind of doubt sort together; a certain read's crop has none."""
+    def misread(ds: list[dict]) -> list[dict]:
+        for d in ds:
+            if d["value"] == 5:
+                d.update(value=6, confidence=0.6, doubts=["lean", "small"])
+            elif d["value"] == 2:
+                d.update(value=3, confidence=0.95, doubts=[])
+        return ds
+
+    r = evaluate(two_images, tweaked(misread), crops_dir=tmp_path / "crops")
+    names = sorted(Path(f.crop).name for f in r.failures)
+    assert names == ["wrong_2_as_3_b_d0.png", "wrong_5_as_6_a_d2_lean-small.png"]
+    assert all(Path(f.crop).is_file() for f in r.failures)
+
+
 def test_cocked_label_wants_none(two_images: Path, tmp_path: Path):
     # pixel_reader already says None for the cocked die (checked in test_perfect_reader);
     # a reader that guesses pips on it is wrong, and confidently so.

@@ -1,20 +1,33 @@
-"""The reader on small synthetic scenes, one test per hard condition of issue 3."""
+"""The reader on small synthetic scenes, one test per hard condition a table shows it."""
 
 from __future__ import annotations
 
 import copy
 import itertools
+import math
 from dataclasses import replace
 
 import cv2
 import numpy as np
 import pytest
 
+from vision.config import ReaderConfig
 from vision.evaluate import iou, match
-from vision.reader import DiceReader
+from vision.reader import CERTAIN, DiceReader
 from vision.synth import DIE_MM, DiePose, random_dice, random_scene, render
 
 READER = DiceReader()
+CFG = ReaderConfig()
+
+
+def reader_with(**changes: object) -> DiceReader:
+    """A reader whose config differs from the default in `changes` (stage__field=value)."""
+    return DiceReader(config=CFG.with_values(**changes), nets=READER.nets)
+
+
+def reader_of(**nets: object) -> DiceReader:
+    """A reader with some of its nets replaced (value=..., context=...)."""
+    return DiceReader(nets=replace(READER.nets, **nets))
 
 
 def scene(dice: list[DiePose], seed: int = 5, **spec: object):
@@ -40,9 +53,10 @@ def matched(labels: list[dict], reads) -> list[tuple[dict, object]]:
     return out
 
 
-def _invented(img: np.ndarray, labels: list[dict], min_iou: float) -> list:
+def _invented(img: np.ndarray, labels: list[dict], min_iou: float,
+              reader: DiceReader = READER) -> list:
     """The reads of `img` on no labelled die (none of `labels` overlaps them by `min_iou`)."""
-    return [r for r in READER.read(img)
+    return [r for r in reader.read(img)
             if not any(iou(r.bbox, d["bbox"]) >= min_iou for d in labels)]
 
 
@@ -162,8 +176,7 @@ def test_without_the_colour_net_the_rule_still_names_colours():
     dice = [die(cx + (i % 3 - 1) * 40, cy + (i // 3 - 1) * 40, value=i % 6 + 1, colour=c)
             for i, c in enumerate(NINE)]
     _, img, labels = scene(dice, light_k=4000.0)
-    reader = DiceReader()
-    reader.colour_net = None
+    reader = DiceReader(config=CFG.without("colour.net"))
     pairs = matched(labels, reader.read(img))
     assert len(pairs) == 9
     assert [r.colour for _, r in pairs] == [lab["colour"] for lab, _ in pairs]
@@ -172,7 +185,7 @@ def test_without_the_colour_net_the_rule_still_names_colours():
 @pytest.mark.parametrize(("body", "pip"), [("green", "yellow"), ("black", "yellow"),
                                            ("black", "red"), ("blue", "orange")])
 def test_coloured_pips_are_no_part_of_the_die_s_colour(body: str, pip: str):
-    """Issue 3: pips are left out of a die's colour sample. Gold or yellow pips taken for
+    """Pips are left out of a die's colour sample. Gold or yellow pips taken for
     white skewed the whole die (yellow pips on a black die read purple or yellow); beside
     white-pipped dice, the frame's white tells them apart."""
     s = random_scene(6, "easy")
@@ -182,8 +195,7 @@ def test_coloured_pips_are_no_part_of_the_die_s_colour(body: str, pip: str):
                 colour=body if i < 3 else others[i - 3], pip_colour=pip if i < 3 else "white")
             for i in range(6)]
     _, img, labels = scene(dice, seed=6)
-    rule = DiceReader()
-    rule.colour_net = None  # the built-in rule alone, as the colour net's input
+    rule = reader_with(colour__net=False)  # the built-in rule alone, as the net's input
     for reader in (READER, rule):
         pairs = matched(labels, reader.read(img))
         assert len(pairs) == 6
@@ -193,7 +205,7 @@ def test_coloured_pips_are_no_part_of_the_die_s_colour(body: str, pip: str):
 @pytest.mark.parametrize(("body", "pip", "seed"), [("green", "blue", 6), ("green", "blue", 7),
                                                    ("blue", "green", 6), ("blue", "green", 7)])
 def test_pips_in_a_paint_the_nets_never_saw_are_read(body: str, pip: str, seed: int):
-    """Issue 3: dice of any colour with light or dark pips. Blue pips on a green die are
+    """Dice of any colour with light or dark pips. Blue pips on a green die are
     about as light as the die, so grey loses them, and the colour nets know pips in the
     paints they were trained on: they read some of these only when the crop's colour
     channels are put in other orders too (`PAINT_BELOW`)."""
@@ -206,8 +218,7 @@ def test_pips_in_a_paint_the_nets_never_saw_are_read(body: str, pip: str, seed: 
     _, img, labels = scene(dice, seed=seed)
     pairs = matched(labels, READER.read(img))
     assert [r.value for _, r in pairs] == [1, 2, 3, 4, 5, 6]
-    one_paint = DiceReader()
-    one_paint.net = ValueNet(paint_below=None)
+    one_paint = reader_of(value=ValueNet(paint_below=None))
     pairs = matched(labels, one_paint.read(img))
     assert len(pairs) == 6 and [r.value for _, r in pairs] != [1, 2, 3, 4, 5, 6]
 
@@ -235,7 +246,7 @@ def test_white_pips_on_black_dice_and_black_pips_on_white():
                                            ("green", "yellow"), ("yellow", "red")])
 def test_translucent_dice_are_read_by_their_top_face_not_the_pips_showing_through(
         body: str, pip: str):
-    """Issue 3's "red on translucent": the pips of the faces beneath show through the body,
+    """Red pips on translucent dice: the pips of the faces beneath show through the body,
     faint and mirrored; counting them would read a 1 over a 6 as a 5 or more (a clear die
     with red pips shows them most). A die the nets doubt may be asked about (a null read,
     never certain): the yellow 5 with red pips is, since its mirrored look doubts it more."""
@@ -308,30 +319,30 @@ def test_a_whole_die_touching_the_image_edge_is_not_taken_for_a_cut_one():
     assert found == [2] * len(found)
 
 
-def test_a_whole_die_whose_predicted_box_overshoots_the_edge_is_still_read(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_whole_die_whose_predicted_box_overshoots_the_edge_is_still_read():
     """In this hard scene the detector's box for a whole 1 at the right edge ends past the
     frame by more than CUT_TOLERANCE of its side: the box refiner puts the die inside, so it
     is read and asked about (it lies at the edge) instead of being skipped as cut."""
-    import math
-
-    from vision import reader as rd
     from vision.synth import render_scene
 
     img, entry = render_scene(5162, "hard", 1280, 960)
     edge = [d for d in entry["dice"] if not d["cut"] and d["bbox"][2] > img.shape[1] - 2]
     assert len(edge) == 1
     hits = matched(edge, READER.read(img))
-    assert len(hits) == 1 and hits[0][1].confidence < rd.CERTAIN
-    monkeypatch.setattr(rd, "REFINED_CUT", -math.inf)  # the detector's box alone
-    assert matched(edge, READER.read(img)) == []
+    assert len(hits) == 1 and hits[0][1].confidence < CERTAIN
+    assert "edge" in hits[0][1].doubts
+    # The detector's box alone:
+    assert matched(edge, reader_with(propose__refined_cut=-math.inf).read(img)) == []
+    assert matched(edge, reader_with(propose__whole_after_all=False).read(img)) == []
 
 
-def test_a_box_grown_over_a_neighbour_no_longer_hides_it(monkeypatch: pytest.MonkeyPatch):
+def test_a_box_grown_over_a_neighbour_no_longer_hides_it():
     """Two touching dice: a box grown from the right die over most of the left one's box
     (which sits a third of a side off its die, as the detector's boxes in clusters do) is
     the surer, and the two overlap as one die would. Brought to their dice by the box
     refiner they part, and both are kept; two boxes on one die still make one."""
+    from vision.merge import dice_among
+
     s = random_scene(5, "easy")
     cx, cy = centre(s)
     _, img, labels = scene([die(cx, cy, 3, "green", angle_deg=5),
@@ -341,26 +352,30 @@ def test_a_box_grown_over_a_neighbour_no_longer_hides_it(monkeypatch: pytest.Mon
     left = [a[0] + 0.3 * side, a[1], a[2] + 0.3 * side, a[3]]
     grown = [b[0] - 0.35 * side, b[1], b[2], b[3]]
     die_p, eligible = np.array([0.9, 1.0]), np.array([True, True])
-    assert sorted(READER._dice_among(img, [left, grown], die_p, eligible)) == [0, 1]
+
+    def kept(reader: DiceReader, boxes: list, p: np.ndarray) -> list[int]:
+        return sorted(dice_among(reader.job(img), boxes, p, eligible))
+
+    assert kept(READER, [left, grown], die_p) == [0, 1]
     # Nor when the nets half doubt the left box, which holds part of its neighbour: its
     # refined box is judged again.
     doubted = np.array([0.5, 1.0])
-    assert sorted(READER._dice_among(img, [left, grown], doubted, eligible)) == [0, 1]
+    assert kept(READER, [left, grown], doubted) == [0, 1]
     nudged = [b[0] + 0.1 * side, b[1] - 0.1 * side, b[2] + 0.1 * side, b[3] - 0.1 * side]
-    assert READER._dice_among(img, [nudged, grown], die_p, eligible) == [1]
-    monkeypatch.setattr(READER, "refiner", None)  # judged on the boxes as they came
-    assert READER._dice_among(img, [left, grown], die_p, eligible) == [1]
-    assert READER._dice_among(img, [left, grown], doubted, eligible) == [1]
+    assert kept(READER, [nudged, grown], die_p) == [1]
+    for alone in (reader_with(refine__enabled=False), reader_with(merge__hidden=False)):
+        # judged on the boxes as they came
+        assert kept(alone, [left, grown], die_p) == [1]
+        assert kept(alone, [left, grown], doubted) == [1]
 
 
-def test_a_box_straddling_two_touching_dice_is_judged_again_refined(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_box_straddling_two_touching_dice_is_judged_again_refined():
     """A sure detector peak whose box sits across two touching dice (four tenths of a side
     off the left one, as on a cluster's foot in the bench's scenes) holds halves, no die to
     the nets. Refined, it is the left die and is read as one; a sure peak on bare floor
     stays no die, and under a weak peak the same box is not taken: the nets read no face on
-    its refined box surely enough (REJUDGE_FACE) to trust a peak that weak."""
-    from vision import reader as rd
+    its refined box surely enough (`rejudge.face`) to trust a peak that weak."""
+    from vision.refine import rejudged
     from vision.valuenet import NOT_A_DIE
 
     s = random_scene(5, "easy")
@@ -372,71 +387,68 @@ def test_a_box_straddling_two_touching_dice_is_judged_again_refined(
     straddle = [a[0] + 0.4 * side, a[1], a[2] + 0.4 * side, a[3]]
     floor = [a[0], a[1] - 3 * side, a[2], a[3] - 3 * side]
     boxes = [straddle, floor, straddle]
-    crops = np.stack([READER.net.crop(img, b) for b in boxes])
-    probs = READER.net.predict(crops)
-    score = np.array([0.75, 0.9, rd.REJUDGE_PEAK - 0.1], np.float32)
-    assert (score * (1 - probs[:, NOT_A_DIE]) < rd.KEEP_MIN).all()
-    got, _, got_probs, rescued = READER._rejudged(img, boxes, crops, probs, score)
+    net = READER.nets.value
+    crops = np.stack([net.crop(img, b) for b in boxes])
+    probs = net.predict(crops)
+    score = np.array([0.75, 0.9, CFG.rejudge.peak - 0.1], np.float32)
+    assert (score * (1 - probs[:, NOT_A_DIE]) < CFG.propose.keep_min).all()
+    got, _, got_probs, rescued = rejudged(READER.job(img), boxes, crops, probs, score)
     die_p = 1 - got_probs[:, NOT_A_DIE]
     assert rescued == {0}
-    assert iou(got[0], a) >= 0.5 and die_p[0] >= rd.RESCUE_SURE
+    assert iou(got[0], a) >= 0.5 and die_p[0] >= CFG.refine.rescue_sure
     assert int(got_probs[0].argmax()) == 1
-    assert got[1] == floor and die_p[1] < rd.KEEP_MIN
+    assert got[1] == floor and die_p[1] < CFG.propose.keep_min
     assert got[2] == straddle
-    monkeypatch.setattr(READER, "refiner", None)
-    assert READER._rejudged(img, boxes, crops, probs, score)[0] == boxes
+    without = reader_with(refine__enabled=False).job(img)
+    assert rejudged(without, boxes, crops, probs, score)[0] == boxes
 
 
 @pytest.mark.parametrize(("seed", "preset", "index"), [(355, "hard", 3), (215, "wide", 4)])
-def test_a_weaker_peak_whose_refined_box_shows_a_face_is_a_die(
-        monkeypatch: pytest.MonkeyPatch, seed: int, preset: str, index: int):
+def test_a_weaker_peak_whose_refined_box_shows_a_face_is_a_die(seed: int, preset: str,
+                                                                index: int):
     """Dice the detector peaks on weakly (0.25-0.5) and boxes loosely, so that the nets call
     its box no die: refined, the box shows a face the nets read surely, and the die is
     found. Without that face the weak peak stays unreported."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     img, entry = render_scene(seed, preset, 1280, 960)
     label = [d for d in entry["dice"] if not d["cut"]][index]
     assert len(matched([label], READER.read(img))) == 1
-    monkeypatch.setattr(rd, "REJUDGE_FACE", 1.01)  # no weak peak's refined box kept
-    assert matched([label], READER.read(img)) == []
+    # No weak peak's refined box kept:
+    assert matched([label], reader_with(rejudge__face=1.01).read(img)) == []
 
 
-def test_a_weak_peak_on_box_art_shows_no_face_and_stays_no_die(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_weak_peak_on_box_art_shows_no_face_and_stays_no_die():
     """A wide-lens frame whose wall's printed LAS VEGAS draws a weak peak: refined, the
     nets take a letter for a die, but read no face on it, so nothing is reported there.
     Kept on the nets' die belief alone, it would be an invented 6."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     img, entry = render_scene(297, "wide", 1280, 960)
     assert _invented(img, entry["dice"], 0.3) == []
-    monkeypatch.setattr(rd, "REJUDGE_FACE", 0.0)
-    assert len(_invented(img, entry["dice"], 0.3)) == 1
+    assert len(_invented(img, entry["dice"], 0.3, reader_with(rejudge__face=0.0))) == 1
 
 
 @pytest.mark.parametrize(("seed", "index", "wrong"), [(43, 5, 5), (16, 10, 6)])
-def test_the_refined_look_reads_dice_the_first_look_gets_wrong(
-        monkeypatch: pytest.MonkeyPatch, seed: int, index: int, wrong: int):
+def test_the_refined_look_reads_dice_the_first_look_gets_wrong(seed: int, index: int,
+                                                                wrong: int):
     """Two hard scenes' dice the nets read wrongly on the detector's box (a flat 4 as a 5,
     a cocked die as a 6) and rightly with a read of the box refined to the die averaged in
     (the cocked die's refined box leaves out the side face it leans on)."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     img, entry = render_scene(seed, "hard", 1280, 960)
     label = [d for d in entry["dice"] if not d["cut"]][index]
 
-    def read() -> int | None:
-        hits = matched([label], READER.read(img))
+    def read(reader: DiceReader) -> int | None:
+        hits = matched([label], reader.read(img))
         assert len(hits) == 1
         return hits[0][1].value
 
-    assert read() == label["value"]
-    monkeypatch.setattr(rd, "REFINED_LOOK", 0.0)  # the first two looks alone
-    assert read() == wrong
+    assert read(READER) == label["value"]
+    # The first two looks alone:
+    assert read(reader_with(faces__refined_weight=0.0)) == wrong
+    assert read(reader_with(faces__refined_look=False)) == wrong
 
 
 @pytest.mark.parametrize("share", [0.1, 0.25])
@@ -494,15 +506,13 @@ def test_cocked_die_gets_no_value():
         assert r.value is None or r.confidence < 0.9
 
 
-def test_a_shallow_lean_the_four_nets_read_through_is_doubted_by_the_context_net(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_shallow_lean_the_four_nets_read_through_is_doubted_by_the_context_net():
     # Dice leaning only 18-26 degrees on their neighbours show a clean top face; in these two
     # scenes the four value nets read one such face as certain, and only the context net,
     # which sees what the die rests on, holds it back. (The four's wider view doubts them
     # too: it is left out, so that the context net alone is tested.)
-    import vision.reader as reader_module
-
-    monkeypatch.setattr(reader_module, "WIDER_DOUBT", 1.01)
+    readers = {"with context": reader_with(wider__doubt=1.01),
+               "without": reader_with(wider__doubt=1.01, context__enabled=False)}
     certain = {"with context": 0, "without": 0}
     for seed in (7, 32):
         spec = random_scene(seed, "normal", 1280, 960)
@@ -511,29 +521,25 @@ def test_a_shallow_lean_the_four_nets_read_through_is_doubted_by_the_context_net
         img, labels = render(spec, dice, seed=seed)
         cocked = [lab for lab in labels if lab["cocked"] and not lab["cut"]]
         assert len(cocked) >= 3
-        for key, context in (("with context", READER.context), ("without", None)):
-            reader = DiceReader()
-            reader.context = context
+        for key, reader in readers.items():
             certain[key] += sum(r.confidence >= 0.9 for _, r in matched(cocked, reader.read(img)))
     assert certain == {"with context": 0, "without": 2}
 
 
-def test_a_lean_both_kinds_of_net_see_is_no_read(monkeypatch: pytest.MonkeyPatch):
+def test_a_lean_both_kinds_of_net_see_is_no_read():
     # In these scenes of 3-5 cocked dice the four value nets read three leaning dice by their
     # top face (four before the refined look nulled one), each with a quarter or more on
     # "cocked"; the context net, sure of the lean, makes them null reads. The flat dice read
     # right stay read right.
-    import vision.reader as reader_module
-
     out = {}
-    for key, sure in (("with", reader_module.CONTEXT_SURE), ("without", 1.01)):
-        monkeypatch.setattr(reader_module, "CONTEXT_SURE", sure)
+    for key, sure in (("with", CFG.context.sure), ("without", 1.01)):
+        reader = reader_with(context__sure=sure)
         valued = flat_right = 0
         for seed in (11, 18, 27):
             spec = random_scene(seed, "normal", 1280, 960)
             dice = random_dice(spec, np.random.default_rng([seed, 77]), cocked=(3, 5))
             img, labels = render(spec, dice, seed=seed)
-            for lab, r in matched([x for x in labels if not x["cut"]], READER.read(img)):
+            for lab, r in matched([x for x in labels if not x["cut"]], reader.read(img)):
                 valued += lab["cocked"] and r.value is not None
                 flat_right += not lab["cocked"] and r.value == lab["value"]
         out[key] = (valued, flat_right)
@@ -543,7 +549,7 @@ def test_a_lean_both_kinds_of_net_see_is_no_read(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.parametrize("tilt", [25.0, 35.0])
 def test_a_die_read_as_unreadable_is_never_certain(tilt: float):
-    # Value null comes with low confidence (issue 3): "surely unreadable" is a claim a flat
+    # Value null comes with low confidence: "surely unreadable" is a claim a flat
     # die by the wall, seen from the side, would make false.
     s = random_scene(5, "easy")
     cx, cy = centre(s)
@@ -560,8 +566,7 @@ def test_unreadable_only_when_the_nets_hold_it_more_likely_than_not(
     s = random_scene(5, "easy")
     cx, cy = centre(s)
     _, img, labels = scene([die(cx, cy, 4)])
-    reader = DiceReader()
-    real = reader.net
+    real = READER.nets.value
     rest = 1.0 - p_unreadable
 
     class HalfDoubting:
@@ -573,8 +578,7 @@ def test_unreadable_only_when_the_nets_hold_it_more_likely_than_not(
             p[:, 4], p[:, 5], p[:, 7] = rest * 0.7, rest * 0.3, p_unreadable
             return p
 
-    reader.net = HalfDoubting()
-    [(_, r)] = matched(labels, reader.read(img))
+    [(_, r)] = matched(labels, reader_of(value=HalfDoubting()).read(img))
     assert r.value == want and r.confidence < 0.9
 
 
@@ -586,7 +590,7 @@ def test_an_unsure_read_is_averaged_with_the_die_seen_in_a_mirror():
     from vision.reader import _mirror_unsure
     from vision.synth import render_scene
 
-    net = READER.net
+    net = READER.nets.value
     frame, entry = render_scene(101, "wide", 960, 720)
     boxes = [d["bbox"] for d in entry["dice"] if not d["cut"]]
     crops = np.stack([net.crop(frame, b) for b in boxes])
@@ -617,11 +621,9 @@ def test_biggy_is_flagged_big():
     assert [r.big for _, r in pairs] == [lab["big"] for lab, _ in pairs] == [False, True, False]
 
 
-def test_a_square_biggy_stands_out_from_turned_dice(monkeypatch: pytest.MonkeyPatch):
+def test_a_square_biggy_stands_out_from_turned_dice():
     """An ordinary die turned 45 degrees has an axis-aligned box as large as a Biggy lying
     square: the turn is read from the die's edges and allowed for."""
-    from vision import reader as rd
-
     s = random_scene(5, "easy")
     cx, cy = centre(s)
     frames = []
@@ -630,20 +632,22 @@ def test_a_square_biggy_stands_out_from_turned_dice(monkeypatch: pytest.MonkeyPa
                     angle_deg=k * 9.0 + i * 7) for i in range(6)]
         frames.append(scene(dice)[1:])
 
-    def flags() -> list[tuple[bool, bool]]:
+    def flags(reader: DiceReader) -> list[tuple[bool, bool]]:
         return [(lab["big"], r.big) for img, labels in frames
-                for lab, r in matched(labels, READER.read(img))]
+                for lab, r in matched(labels, reader.read(img))]
 
-    got = flags()
+    got = flags(READER)
     assert len(got) == 36 and all(want == read for want, read in got)
-    monkeypatch.setattr(rd, "TURN_FOLLOW", 0.0)  # boxes compared as they come
-    assert any(want != read for want, read in flags())
+    # Boxes compared as they come:
+    assert any(want != read for want, read in flags(reader_with(size__turn_follow=0.0)))
 
 
 @pytest.mark.parametrize("turn", [0.0, 30.0])
 def test_pips_clear_a_biggy_flag_the_box_gave_an_ordinary_die(turn: float):
     """Whatever misleads a box (a misjudged turn, side faces), the pips' spread tells an
     ordinary die from a Biggy: a flag the box gave wrongly is cleared, a Biggy's kept."""
+    from vision.size import check_big_by_pips
+
     s = random_scene(5, "easy")
     cx, cy = centre(s)
     dice = [die(cx + (i % 3 - 1) * 45, cy + (i // 3 - 0.5) * 55, v, big=v == 4,
@@ -657,7 +661,7 @@ def test_pips_clear_a_biggy_flag_the_box_gave_an_ordinary_die(turn: float):
         fooled = [copy.copy(r) for r in reads]
         ratio = np.array([1.3 if r.big else 1.0 for r in reads])
         fooled[k].big, ratio[k] = True, 1.3  # as a box fooled would have it
-        READER._check_big_by_pips(fooled, img, ratio)
+        check_big_by_pips(fooled, img, ratio)
         assert [r.big for r in fooled] == [lab["big"] for lab in labels]
 
 
@@ -665,6 +669,8 @@ def test_a_box_the_pips_call_ordinary_is_brought_to_the_die():
     """A box that takes in a shadow or a neighbour's edge makes an ordinary die look big
     (and, at IoU under 0.5 with the die, a miss plus an invented die): once its pips clear the
     flag, the box is brought back to the size they give and fits the die again."""
+    from vision.size import mark_big
+
     s = random_scene(5, "easy")
     cx, cy = centre(s)
     dice = [die(cx + (i % 3 - 1) * 45, cy + (i // 3 - 0.5) * 55, v, angle_deg=9 + 13 * i)
@@ -679,7 +685,7 @@ def test_a_box_the_pips_call_ordinary_is_brought_to_the_die():
         reads[k].bbox = (x0 - grow, y0 - grow, x1 + grow, y1 + grow)
         reads[k].side *= 1.35
         assert iou(reads[k].bbox, label["bbox"]) < 0.57
-        READER._mark_big(reads, img)
+        mark_big(reads, img)
         assert not reads[k].big
         assert iou(reads[k].bbox, label["bbox"]) >= 0.8, k
         assert all(r.bbox == o.bbox for j, (r, (_, o)) in enumerate(zip(reads, pairs, strict=True))
@@ -723,39 +729,33 @@ def _right(labels: list[dict], reads) -> int:
                for lab, r in matched(labels, reads))
 
 
-def test_a_frame_cut_off_centre_is_read_turned_to_where_the_camera_is(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_frame_cut_off_centre_is_read_turned_to_where_the_camera_is():
     """A wide lens shows a flat die's side faces towards the point below the camera. In the
     top-left of its frame that point lies down and to the right of the picture's middle,
     and crops turned to the middle make flat dice look cocked: the reader finds the point
     from the dice and reads them turned to it (three scenes: 24 of 24 dice right against 14
     turned to the middle), and asks about every one of them."""
-    import math
-
-    from vision import reader as rd
-
-    reader = DiceReader()
     scenes = [_top_left(seed) for seed in (121, 168, 185)]
     right = 0
     for crop, labels, _ in scenes:
-        reads = reader.read(crop)
-        assert reader.nadir is not None
+        reading = READER.read_traced(crop)
+        reads, nadir = reading.dice, reading.nadir
+        assert nadir is not None
         h, w = crop.shape[:2]
-        angle = math.degrees(math.atan2(reader.nadir[1] - h / 2, reader.nadir[0] - w / 2))
+        angle = math.degrees(math.atan2(nadir[1] - h / 2, nadir[0] - w / 2))
         assert -10 <= angle <= 100  # towards the whole frame's middle
-        assert all(r.confidence < 0.9 for r in reads)
+        assert all(r.confidence < 0.9 and "angle" in r.doubts for r in reads)
         right += _right(labels, reads)
-    monkeypatch.setattr(rd, "NADIR_FROM", math.inf)  # turned to the middle, as before
-    assert right >= sum(_right(labels, reader.read(crop)) for crop, labels, _ in scenes) + 3
+    for middle in (reader_with(nadir__doubt_from=math.inf), reader_with(nadir__enabled=False)):
+        # Turned to the middle:
+        assert right >= sum(_right(labels, middle.read(crop)) for crop, labels, _ in scenes) + 3
 
 
 def test_a_frame_seen_from_straight_above_is_read_turned_to_its_middle():
     """The same scenes whole: the point below the camera is the picture's middle."""
-    reader = DiceReader()
     for seed in (121, 168, 185):
         *_, whole = _top_left(seed)
-        reader.read(whole)
-        assert reader.nadir is None
+        assert READER.read_traced(whole).nadir is None
 
 
 def test_the_unreadable_belief_towards_the_middle_is_the_nets_own():
@@ -764,7 +764,7 @@ def test_the_unreadable_belief_towards_the_middle_is_the_nets_own():
     from vision.valuenet import UNREADABLE
 
     crop, labels, _ = _top_left(168)
-    net = READER.net
+    net = READER.nets.value
     boxes = [lab["bbox"] for lab in labels]
     h, w = crop.shape[:2]
     rows = net.unreadable_towards(crop, boxes, [(w / 2, h / 2), (w * 1e6, h / 2)])
@@ -775,27 +775,25 @@ def test_the_unreadable_belief_towards_the_middle_is_the_nets_own():
 
 
 @pytest.mark.slow
-def test_the_perspective_allowance_keeps_ordinary_dice_of_wide_scenes_from_biggy_flags(
-        monkeypatch: pytest.MonkeyPatch):
-    """Without the allowance for side faces off the frame's centre (PERSPECTIVE_GROWTH),
-    more ordinary dice of wide-lens scenes are flagged big (120 scenes: about 22 against 31)."""
-    from vision import reader as rd
+def test_the_perspective_allowance_keeps_ordinary_dice_of_wide_scenes_from_biggy_flags():
+    """Without the allowance for side faces off the frame's centre
+    (`size.perspective_growth`), more ordinary dice of wide-lens scenes are flagged big."""
     from vision.synth import render_scene
 
     scenes = [render_scene(seed, "wide", 960, 720) for seed in range(100, 220)]
 
-    def false_flags() -> int:
+    def false_flags(reader: DiceReader) -> int:
         n = 0
         for img, entry in scenes:
             labels = [d for d in entry["dice"] if not d["cut"]]
-            preds = [r.to_dict() for r in READER.read(img)]
+            preds = [r.to_dict() for r in reader.read(img)]
             pairs, _, _ = match(preds, labels)
             n += sum(preds[p]["big"] and not labels[q]["big"] for p, q in pairs)
         return n
 
-    with_allowance = false_flags()
-    monkeypatch.setattr(rd, "PERSPECTIVE_GROWTH", 0.0)  # boxes compared as they come
-    assert false_flags() > with_allowance + 3
+    with_allowance = false_flags(READER)
+    # Boxes compared as they come:
+    assert false_flags(reader_with(size__perspective_growth=0.0)) > with_allowance + 3
 
 
 def counters(seed: int) -> np.ndarray:
@@ -820,14 +818,13 @@ def test_die_sized_grey_counters_are_not_dice():
     detector's own boxes on things that are not dice, must turn it down (the pair before
     them reported 5-6 of the 6 counters on each board)."""
     boards = [counters(seed) for seed in range(4)]
-    assert all(len(READER.detector.detect(b, 0.2)) >= 3 for b in boards)
+    assert all(len(READER.nets.detector.detect(b, 0.2)) >= 3 for b in boards)
     assert [READER.read(b) for b in boards] == [[], [], [], []]
 
 
-def test_a_biggy_the_detector_marks_twice_is_reported_once(monkeypatch: pytest.MonkeyPatch):
+def test_a_biggy_the_detector_marks_twice_is_reported_once():
     """The detector's peak filter can leave two peaks on one Biggy (synthetic hard scene 2
     of the benchmark's set), each with a box: one die must not become two."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     img, entry = render_scene(2026 + 2, "hard", 1280, 960)
@@ -838,110 +835,101 @@ def test_a_biggy_the_detector_marks_twice_is_reported_once(monkeypatch: pytest.M
         return [sum(1 for r in reads if iou(r.bbox, d["bbox"]) >= 0.3) for d in biggies]
 
     assert biggies and max(copies(READER)) == 1
-    monkeypatch.setattr(rd, "SAME_DIE_IOU", 1.01)  # every peak reported: the scene has a twin
-    monkeypatch.setattr(rd, "SAME_DIE_INSIDE", 1.01)
-    assert max(copies(READER)) >= 2
+    # Every peak reported: the scene has a twin.
+    assert max(copies(reader_with(same_die__iou=1.01, same_die__inside=1.01))) >= 2
 
 
 def _cocked_face_confidences(scene: tuple[np.ndarray, dict]):
-    """A function giving the confidence of every value read on the scene's whole cocked dice,
-    read afresh at each call (so that a test can change a threshold between calls)."""
+    """A function giving the confidence of every value read on the scene's whole cocked dice
+    by a reader (so that a test can compare readers of different configs)."""
     img, entry = scene
     cocked = [d for d in entry["dice"] if d["cocked"] and not d.get("cut")]
 
-    def face_reads() -> list[float]:
-        return [r.confidence for d in cocked for r in READER.read(img)
+    def face_reads(reader: DiceReader) -> list[float]:
+        return [r.confidence for d in cocked for r in reader.read(img)
                 if r.value is not None and iou(r.bbox, d["bbox"]) >= 0.3]
 
     return face_reads
 
 
-def test_a_second_box_on_a_leaning_die_the_nets_cannot_read_keeps_its_face_uncertain(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_second_box_on_a_leaning_die_the_nets_cannot_read_keeps_its_face_uncertain():
     """In synthetic hard scene 491 of the benchmark's set a Biggy leaning on a neighbour gets
     two boxes: its clean top face, read as a 5, and the whole die, which the four hold
     unreadable. The face read must not be certain (without the rule it is, at 0.98). The
     wider view would doubt it too: it is left out, so that this rule alone is tested."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
-    monkeypatch.setattr(rd, "WIDER_DOUBT", 1.01)
     face_reads = _cocked_face_confidences(render_scene(2026 + 491, "hard", 1280, 960))
-    assert face_reads() and max(face_reads()) < 0.9
-    monkeypatch.setattr(rd, "RIVAL_UNREADABLE", 1.01)
-    assert max(face_reads()) >= 0.9
+    with_rule = face_reads(reader_with(wider__doubt=1.01))
+    assert with_rule and max(with_rule) < 0.9
+    assert max(face_reads(reader_with(wider__doubt=1.01, certainty__rival_unreadable=1.01))
+               ) >= 0.9
+    assert max(face_reads(reader_with(wider__doubt=1.01, certainty__rivals=False))) >= 0.9
 
 
 @pytest.mark.parametrize("index", [23, 204])
-def test_a_leaning_die_boxed_by_its_top_face_alone_is_doubted_in_a_wider_view(
-        index: int, monkeypatch: pytest.MonkeyPatch):
+def test_a_leaning_die_boxed_by_its_top_face_alone_is_doubted_in_a_wider_view(index: int):
     """In these fresh synthetic hard scenes (seed 8100) the detector boxes a leaning die's
     clean top face and leaves out the side face it shows; the four read the face as certain.
     Shown the box grown 1.4x, they see the side face, and the read is asked about."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
-    monkeypatch.setattr(READER, "context", None)  # which sees them too: this rule alone
     face_reads = _cocked_face_confidences(render_scene(8100 + index, "hard", 1280, 960))
-    assert face_reads() and max(face_reads()) < 0.9
-    monkeypatch.setattr(rd, "WIDER_DOUBT", 1.01)
-    assert max(face_reads()) >= 0.9
+    # Without the context nets, which see them too: this rule alone.
+    with_rule = face_reads(reader_with(context__enabled=False))
+    assert with_rule and max(with_rule) < 0.9
+    assert max(face_reads(reader_with(context__enabled=False, wider__doubt=1.01))) >= 0.9
+    assert max(face_reads(reader_with(context__enabled=False, wider__enabled=False))) >= 0.9
 
 
 @pytest.mark.parametrize("index", [23, 204])
-def test_a_leaning_die_boxed_by_its_top_face_alone_is_doubted_by_the_context_nets(
-        index: int, monkeypatch: pytest.MonkeyPatch):
+def test_a_leaning_die_boxed_by_its_top_face_alone_is_doubted_by_the_context_nets(index: int):
     """The same two leaning dice, the wider view left out: the context net taught leans
     framed whole reads them as certain (at 0.96-0.97, under its old cut-off of 0.2 too), and
     with the one taught them framed by the top face alone, the pair's mean asks about them."""
-    from vision import reader as rd
     from vision.synth import render_scene
     from vision.valuenet import CONTEXT_MODEL, ValueNet
 
-    monkeypatch.setattr(rd, "WIDER_DOUBT", 1.01)
-    monkeypatch.setattr(rd, "REFINED_DOUBT", 1.01)  # the nets asked on the refined box too
+    # Without the wider view, nor the context nets asked on the refined box too:
+    config = CFG.with_values(wider__doubt=1.01, context__refined_doubt=1.01)
     face_reads = _cocked_face_confidences(render_scene(8100 + index, "hard", 1280, 960))
-    assert face_reads() and max(face_reads()) < 0.9
-    monkeypatch.setattr(READER, "context", ValueNet(CONTEXT_MODEL))
-    assert max(face_reads()) >= 0.9
+    pair = face_reads(DiceReader(config=config, nets=READER.nets))
+    assert pair and max(pair) < 0.9
+    one = DiceReader(config=config, nets=replace(READER.nets, context=ValueNet(CONTEXT_MODEL)))
+    assert max(face_reads(one)) >= 0.9
 
 
-def test_a_lean_the_context_nets_see_only_on_the_refined_box_is_asked_about(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_lean_the_context_nets_see_only_on_the_refined_box_is_asked_about():
     """In synthetic hard scene 388 of the benchmark's set a leaning red die is boxed by its
     top face, the side face it shows below left out, and read as a 2; on that box the
     context nets doubt it under their 0.3, and every check passes it. On the box the refiner
     brings towards the whole die they hold the lean likely (0.8), and the read is asked
     about (without that second asking it is certain, at 0.98)."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     face_reads = _cocked_face_confidences(render_scene(2026 + 388, "hard", 1280, 960))
-    assert face_reads() and max(face_reads()) < 0.9
-    monkeypatch.setattr(rd, "REFINED_DOUBT", 1.01)
-    assert max(face_reads()) >= 0.9
+    assert face_reads(READER) and max(face_reads(READER)) < 0.9
+    assert max(face_reads(reader_with(context__refined_doubt=1.01))) >= 0.9
+    assert max(face_reads(reader_with(context__refined=False))) >= 0.9
 
 
-def test_a_lean_the_four_half_see_and_their_wider_view_confirms_is_no_read(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_lean_the_four_half_see_and_their_wider_view_confirms_is_no_read():
     """In synthetic hard scenes 0, 16 and 30 of the benchmark's set the four read a leaning
     die by its top face while putting a tenth or more on "cocked"; shown the box grown 1.4x,
     they are sure of the lean, and the die becomes a null read. Nothing else changes."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
-    def reads() -> list[tuple[bool, int | None]]:
+    def reads(reader: DiceReader) -> list[tuple[bool, int | None]]:
         out = []
         for index in (0, 16, 30):
             img, entry = render_scene(2026 + index, "hard", 1280, 960)
-            got = READER.read(img)
+            got = reader.read(img)
             out += [(d["cocked"], r.value) for d in entry["dice"] if not d.get("cut")
                     for r in got if iou(r.bbox, d["bbox"]) >= 0.5]
         return out
 
-    with_rule = reads()
-    monkeypatch.setattr(rd, "WIDER_SURE", 1.01)
-    without = reads()
+    with_rule = reads(READER)
+    without = reads(reader_with(wider__sure=1.01))
     changed = [(a, b) for a, b in zip(with_rule, without, strict=True) if a != b]
     assert len(with_rule) == len(without) and len(changed) == 3
     assert all(a[0] and a[1] is None and b[1] is not None for a, b in changed)
@@ -977,11 +965,9 @@ def test_a_pip_taken_for_a_small_die_inside_a_surer_die_is_not_reported():
     assert sorted(kept) == [1, 2]
 
 
-def test_small_dice_of_a_distant_camera_get_a_second_look_and_are_never_certain(
-        monkeypatch: pytest.MonkeyPatch):
+def test_small_dice_of_a_distant_camera_get_a_second_look_and_are_never_certain():
     """Loose-camera scenes (dice about 21-29 px at 1280 px): the detector's first pass at
     512 px misses some of them; the second look at a larger input finds them."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     scenes = [render_scene(seed, "normal", 1280, 960) for seed in (38, 51, 60, 71)]
@@ -996,18 +982,17 @@ def test_small_dice_of_a_distant_camera_get_a_second_look_and_are_never_certain(
 
     labels = sum(len(entry["dice"]) for _, entry in scenes)
     with_look, reads = found(READER)
-    monkeypatch.setattr(rd, "SMALL_DIE_INPUT", 0.0)  # the first pass alone
-    without, _ = found(READER)
+    without, _ = found(reader_with(small__die_input=0.0))  # the first pass alone
     assert with_look > without and with_look >= 0.85 * labels
-    small = [r for r in reads if r.side < rd.SURE_SIDE]
-    assert small and all(r.confidence < rd.CERTAIN for r in small)
+    assert found(reader_with(small__enabled=False))[0] == without
+    small = [r for r in reads if r.side < CFG.certainty.sure_side]
+    assert small and all(r.confidence < CERTAIN and "small" in r.doubts for r in small)
 
 
-def test_the_second_look_scales_with_how_small_the_dice_are(monkeypatch: pytest.MonkeyPatch):
+def test_the_second_look_scales_with_how_small_the_dice_are():
     """A camera further off still (the scenes above shrunk to 62%, dice of 10-18 px): a
     second look at a fixed 640 px leaves them too small for the detector; one sized to the
     dice finds nearly all of them."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     def far(seed: int, f: float = 0.62) -> tuple[np.ndarray, list[dict]]:
@@ -1025,12 +1010,11 @@ def test_the_second_look_scales_with_how_small_the_dice_are(monkeypatch: pytest.
     scenes = [far(seed) for seed in (38, 51, 60, 71, 80, 91)]
     labels = sum(len(dice) for _, dice in scenes)
 
-    def found() -> int:
-        return sum(len(matched(dice, READER.read(img))) for img, dice in scenes)
+    def found(reader: DiceReader) -> int:
+        return sum(len(matched(dice, reader.read(img))) for img, dice in scenes)
 
-    sized = found()
-    monkeypatch.setattr(rd, "SMALL_DICE_MAX", 640)  # the fixed second look it replaced
-    fixed = found()
+    sized = found(READER)
+    fixed = found(reader_with(small__dice_max=640))  # the fixed second look it replaced
     assert sized >= 0.9 * labels and sized > fixed
 
 
@@ -1056,41 +1040,37 @@ def _close_up(z: float, two: bool = False) -> tuple[np.ndarray, list[dict]]:
 
 
 @pytest.mark.parametrize("z", [3.0, 4.0])
-def test_dice_of_a_close_camera_are_found_at_their_size(monkeypatch: pytest.MonkeyPatch,
-                                                        z: float):
+def test_dice_of_a_close_camera_are_found_at_their_size(z: float):
     """Dice far larger than the detector was trained on: the first look boxes their pips
     and halves; the look sized to the dice reads them all."""
-    from vision import reader as rd
-
     frame, labels = _close_up(z)
     reads = READER.read(frame)
     pairs = matched(labels, reads)
     assert len(reads) == len(labels) == len(pairs)
     assert all(r.value == lab["value"] for lab, r in pairs)
-    monkeypatch.setattr(rd, "LARGE_DIE_INPUT", float("inf"))  # the first look alone
-    assert len(matched(labels, READER.read(frame))) < len(labels)
+    first = reader_with(large__die_input=math.inf)  # the first look alone
+    assert len(matched(labels, first.read(frame))) < len(labels)
+    alone = reader_with(large__half=False, large__quarter=False)
+    assert len(matched(labels, alone.read(frame))) < len(labels)
 
 
 @pytest.mark.parametrize("z", [6.0, 7.0])
-def test_dice_filling_half_the_frame_are_found_at_a_quarter_look(
-        monkeypatch: pytest.MonkeyPatch, z: float):
+def test_dice_filling_half_the_frame_are_found_at_a_quarter_look(z: float):
     """Two dice of 490-590 px in a 1280 px frame: the half look takes their pips for dice;
     a quarter of the input sees them whole."""
-    from vision import reader as rd
-
     frame, labels = _close_up(z, two=True)
     pairs = matched(labels, READER.read(frame))
     assert len(pairs) == len(labels) == 2
     assert all(r.value == lab["value"] for lab, r in pairs)
-    monkeypatch.setattr(rd, "LARGE_FACE_SURE", 2.0)  # the quarter look never trusted
-    assert not matched(labels, READER.read(frame))
+    # The quarter look never trusted:
+    assert not matched(labels, reader_with(large__face_sure=2.0).read(frame))
 
 
 def test_a_large_die_beside_the_dice_in_the_tray_does_not_take_the_quarter_look():
     """A die tumbling close to the lens mid-roll is huge beside the dice already lying in
     the tray. The quarter look sees it as a large die, but the dice the usual look is sure
     of lie beside it, so the frame is read as usual and the tray's dice are found."""
-    from vision import reader as rd
+    from vision.propose import large_dice
 
     close, close_labels = _close_up(7.0, two=True)
     s = random_scene(5, "easy")
@@ -1105,22 +1085,20 @@ def test_a_large_die_beside_the_dice_in_the_tray_does_not_take_the_quarter_look(
     near = cv2.resize(near, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
     h, w = near.shape[:2]
     frame[40 : 40 + h, 1240 - w : 1240] = near
-    assert READER.detector is not None
-    _, _, quarter = READER.detector.detect_shrinking(frame, rd.DETECT_MIN, 3)
+    _, _, quarter = READER.nets.detector.detect_shrinking(frame, CFG.propose.detect_min, 3)
     # Heedless of the usual look, the quarter look would take the frame for a close-up and
     # look for the tray's dice at a fifth of their size...
-    assert READER._large_dice(frame, quarter, 2 * rd.LARGE_DIE_INPUT, rd.LARGE_FACE_SURE,
-                              2, []) is not None
+    assert large_dice(READER.job(frame), quarter, 2 * CFG.large.die_input,
+                      CFG.large.face_sure, 2, []) is not None
     pairs = matched(labels, READER.read(frame))
     assert len(pairs) == len(labels)
     assert all(r.value == lab["value"] for lab, r in pairs)
 
 
-def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyPatch):
+def test_a_tray_seen_whole_and_small_is_no_large_die():
     """A distant camera (a normal scene shrunk to 30% on a plain table): the half-size look
     boxes the whole tray as one large die; the value nets do not call it a face, so the
     tray's small dice are looked for as usual."""
-    from vision import reader as rd
     from vision.reader import box_side
     from vision.synth import render_scene
 
@@ -1130,22 +1108,19 @@ def test_a_tray_seen_whole_and_small_is_no_large_die(monkeypatch: pytest.MonkeyP
     top, left = (960 - h) // 2, (1280 - w) // 2
     frame = cv2.copyMakeBorder(small, top, 960 - h - top, left, 1280 - w - left,
                                cv2.BORDER_CONSTANT, value=(40, 70, 110))
-    assert READER.detector is not None
-    _, half, _ = READER.detector.detect_shrinking(frame, rd.DETECT_MIN, 3)
-    tray = [box_side(d.bbox) for d in half if d.score >= rd.SURE_PEAK]
-    assert tray and max(tray) * 512 / 1280 > rd.LARGE_DIE_INPUT  # the look sees one
+    _, half, _ = READER.nets.detector.detect_shrinking(frame, CFG.propose.detect_min, 3)
+    tray = [box_side(d.bbox) for d in half if d.score >= CFG.propose.sure_peak]
+    assert tray and max(tray) * 512 / 1280 > CFG.large.die_input  # the look sees one
     reads = [r.bbox for r in READER.read(frame)]
-    monkeypatch.setattr(rd, "LARGE_DIE_INPUT", float("inf"))
-    assert reads and reads == [r.bbox for r in READER.read(frame)]
+    first = reader_with(large__die_input=math.inf)
+    assert reads and reads == [r.bbox for r in first.read(frame)]
 
 
-def test_a_far_camera_s_tray_read_as_a_face_does_not_hide_its_dice(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_far_camera_s_tray_read_as_a_face_does_not_hide_its_dice():
     """A wide lens far above a small tray (dice of 25-33 px): the half look boxes the whole
     tray as one die of over 250 px, and the nets read that box as a face (a 2 at 0.47), so
     the frame would be looked at again at 128 px, where the dice vanish. The usual look's
     boxes hold eight sure faces to the large look's none: its dice are the frame's."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     img, entry = render_scene(232, "wide", 1280, 960)
@@ -1153,18 +1128,16 @@ def test_a_far_camera_s_tray_read_as_a_face_does_not_hide_its_dice(
     pairs = matched(labels, READER.read(img))
     assert len(pairs) >= len(labels) - 1 == 10
     assert sum(r.value == lab["value"] for lab, r in pairs) >= len(labels) - 2
-    monkeypatch.setattr(rd, "OUTREAD_LEAST", float("inf"))  # the large look unquestioned
-    assert len(matched(labels, READER.read(img))) <= 1
+    unquestioned = reader_with(large__outread_least=math.inf)  # the large look's call
+    assert len(matched(labels, unquestioned.read(img))) <= 1
 
 
-def test_a_cluster_of_large_dice_is_not_one_die_to_the_quarter_look(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_cluster_of_large_dice_is_not_one_die_to_the_quarter_look():
     """Twelve dice of about 100 px lying in clusters: the quarter look boxes two or three of
     them at a time as one die and reads a face there, so the frame would be looked at again at
-    96 px, where at most one of the twelve is found (a box refined twice, `AGAIN_DIE`, may
-    come to one). The usual look reads the dice themselves as faces surely, so it keeps the
-    frame."""
-    from vision import reader as rd
+    96 px, where at most one of the twelve is found (a box refined twice, `refine.again`,
+    may come to one). The usual look reads the dice themselves as faces surely, so it keeps
+    the frame."""
     from vision.synth import render_scene
 
     img, entry = render_scene(4210, "hard", 1280, 960)
@@ -1172,8 +1145,7 @@ def test_a_cluster_of_large_dice_is_not_one_die_to_the_quarter_look(
     pairs = matched(labels, READER.read(img))
     assert len(pairs) == len(labels) == 12
     assert sum(r.value == lab["value"] for lab, r in pairs) >= 11
-    monkeypatch.setattr(rd, "OUTREAD_LEAST", float("inf"))
-    assert len(READER.read(img)) <= 1
+    assert len(reader_with(large__outread_least=math.inf).read(img)) <= 1
 
 
 @pytest.mark.parametrize("seed", [108, 254, 265, 287])
@@ -1196,7 +1168,6 @@ def test_a_speck_once_refined_is_no_die():
     """A distant wide-lens camera (dice of about 20 px): the small-dice look boxes a speck
     beside the dice, which the refiner shrinks to a third of a die's side. It is dropped as
     any speck is, and every die is still found."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     img, entry = render_scene(186, "wide", 1280, 960)
@@ -1204,7 +1175,9 @@ def test_a_speck_once_refined_is_no_die():
     labels = [d for d in entry["dice"] if not d["cut"]]
     assert len(matched(labels, reads)) == len(reads) == len(labels) == 12
     typical = float(np.median([r.side for r in reads if r.value is not None]))
-    assert min(r.side for r in reads) >= rd.SPECK_SHARE * typical
+    assert min(r.side for r in reads) >= CFG.specks.share * typical
+    unfiltered = reader_with(specks__refined=False).read(img)
+    assert min(r.side for r in unfiltered) < CFG.specks.share * typical
 
 
 def _hard_scene_die(seed: int, box: list[float]) -> tuple[np.ndarray, dict]:
@@ -1215,108 +1188,87 @@ def _hard_scene_die(seed: int, box: list[float]) -> tuple[np.ndarray, dict]:
     return img, next(d for d in entry["dice"] if iou(d["bbox"], box) > 0.95)
 
 
-def _reads_on(img: np.ndarray, die: dict) -> list:
+def _reads_on(img: np.ndarray, die: dict, reader: DiceReader = READER) -> list:
     """The reads of `img` that match `die` (IoU 0.5, as the benchmark matches)."""
-    return [r for r in READER.read(img) if iou(r.bbox, die["bbox"]) >= 0.5]
+    return [r for r in reader.read(img) if iou(r.bbox, die["bbox"]) >= 0.5]
 
 
 @pytest.mark.parametrize("seed, box", [(2105, [485, 178, 584, 282]), (2287, [765, 189, 859, 283])])
-def test_a_die_the_detector_barely_sees_is_found_and_asked_about(
-        monkeypatch: pytest.MonkeyPatch, seed: int, box: list[float]):
+def test_a_die_the_detector_barely_sees_is_found_and_asked_about(seed: int, box: list[float]):
     """A smeared yellow die in a dark corner, a smeared white one on white paper: the
     detector peaks on each under KEEP_MIN, so no die probability could report them. The
     nets are sure each is a die and read its face: found, read right, and never certain.
     (The white one is found in the frame re-toned too: that look is off here.)"""
-    from vision import reader as rd
-
-    monkeypatch.setattr(rd, "TONE_BRIGHT", 256.0)
-    monkeypatch.setattr(rd, "TONE_DARK", -1.0)
+    untoned = reader_with(toned__enabled=False)
     img, die = _hard_scene_die(seed, box)
-    found = _reads_on(img, die)
+    found = _reads_on(img, die, untoned)
     assert len(found) == 1 and found[0].value == die["value"]
-    assert found[0].confidence < rd.CERTAIN
-    monkeypatch.setattr(rd, "FAINT_DIE", float("inf"))
-    assert not _reads_on(img, die)
+    assert found[0].confidence < CERTAIN and "faint" in found[0].doubts
+    assert not _reads_on(img, die, reader_with(toned__enabled=False, faint__die=math.inf))
+    assert not _reads_on(img, die, reader_with(toned__enabled=False, faint__enabled=False))
 
 
 @pytest.mark.parametrize("seed, box", [(2071, [72, 48, 203, 174]), (2120, [1024, 688, 1121, 782])])
 def test_a_die_lost_in_a_dark_or_bright_frame_is_found_re_toned_and_asked_about(
-        monkeypatch: pytest.MonkeyPatch, seed: int, box: list[float]):
+        seed: int, box: list[float]):
     """A smeared purple die in the dark corner of a dark frame, a smeared white die on pale
     paper in a bright one: the usual look finds neither. In the frame re-toned (the levels
     squared for the bright frame, their root for the dark one) the detector finds each:
     read right, and never certain. Without the re-toned look, both are missed."""
-    from vision import reader as rd
-
     img, die = _hard_scene_die(seed, box)
     found = _reads_on(img, die)
     assert len(found) == 1 and found[0].value == die["value"]
-    assert found[0].confidence < rd.CERTAIN
-    monkeypatch.setattr(rd, "TONE_BRIGHT", 256.0)
-    monkeypatch.setattr(rd, "TONE_DARK", -1.0)
-    assert not _reads_on(img, die)
+    assert found[0].confidence < CERTAIN and "faint" in found[0].doubts
+    assert not _reads_on(img, die, reader_with(toned__bright=256.0, toned__dark=-1.0))
+    assert not _reads_on(img, die, reader_with(toned__enabled=False))
 
 
 @pytest.mark.parametrize("seed, box", [(2109, [244, 837, 336, 925]), (2425, [938, 424, 990, 469])])
-def test_a_die_found_re_toned_is_judged_re_toned(
-        monkeypatch: pytest.MonkeyPatch, seed: int, box: list[float]):
+def test_a_die_found_re_toned_is_judged_re_toned(seed: int, box: list[float]):
     """A purple 3 in the shadow of a dark frame, a pale pink 6 on white paper in a bright
     one: found only re-toned, and only there do the nets see a die and its face surely
     enough to keep it. Judged on the frame as taken, both are missed."""
-    from vision import reader as rd
-
     img, die = _hard_scene_die(seed, box)
     found = _reads_on(img, die)
     assert len(found) == 1 and found[0].value == die["value"]
-    assert found[0].confidence < rd.CERTAIN
-    monkeypatch.setattr(rd, "TONE_JUDGED", False)
-    assert not _reads_on(img, die)
+    assert found[0].confidence < CERTAIN
+    assert not _reads_on(img, die, reader_with(toned__judged=False))
 
 
-def test_a_faint_peak_in_the_re_toned_frame_is_judged_as_a_faint_die(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_faint_peak_in_the_re_toned_frame_is_judged_as_a_faint_die():
     """A white 1 in the shadow of a dark frame: re-toned, the detector peaks on it under
     KEEP_MIN, and the nets are sure of a die and its face, as `_faint_dice` asks. Found,
     read right, never certain; without the faint rule, or without the re-toned look, missed."""
-    from vision import reader as rd
-
     img, die = _hard_scene_die(2121, [214, 521, 303, 597])
     found = _reads_on(img, die)
     assert len(found) == 1 and found[0].value == die["value"] == 1
-    assert found[0].confidence < rd.CERTAIN
-    with monkeypatch.context() as m:
-        m.setattr(rd, "FAINT_DIE", float("inf"))
-        assert not _reads_on(img, die)
-    monkeypatch.setattr(rd, "TONE_DARK", -1.0)
-    assert not _reads_on(img, die)
+    assert found[0].confidence < CERTAIN
+    assert not _reads_on(img, die, reader_with(faint__die=math.inf))
+    assert not _reads_on(img, die, reader_with(faint__enabled=False))
+    assert not _reads_on(img, die, reader_with(toned__dark=-1.0))
 
 
-def test_a_box_round_two_touching_dice_of_one_colour_yields_the_hidden_one(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_box_round_two_touching_dice_of_one_colour_yields_the_hidden_one():
     """A Biggy pink 5 touching a pink 1: the detector boxes the 1, and the pair together,
     which the 1's box hides and which refined stays round both. What that box holds past the
     1 is refined alone and shows the nets a 5: found, read right. Without the parting
-    (PART_FACE above any probability), missed."""
-    from vision import reader as rd
-
+    (`merge.part_face` above any probability, or `merge.parted` off), missed."""
     img, die = _hard_scene_die(2184, [263, 531, 368, 636])
     found = _reads_on(img, die)
     assert len(found) == 1 and found[0].value == die["value"] == 5
-    monkeypatch.setattr(rd, "PART_FACE", 1.01)
-    assert not _reads_on(img, die)
+    assert not _reads_on(img, die, reader_with(merge__part_face=1.01))
+    assert not _reads_on(img, die, reader_with(merge__parted=False))
 
 
-def test_a_cocked_die_s_side_face_is_not_parted_from_it(monkeypatch: pytest.MonkeyPatch):
+def test_a_cocked_die_s_side_face_is_not_parted_from_it():
     """A cocked yellow die shows a side face with pips past its box: the nets half read it
-    as a face of its own, not at PART_FACE, so no die is invented there; asked for less,
-    one is."""
-    from vision import reader as rd
+    as a face of its own, not at `merge.part_face`, so no die is invented there; asked for
+    less, one is."""
     from vision.synth import render_scene
 
     img, entry = render_scene(2377, "hard", 1280, 960)
     assert len(_invented(img, entry["dice"], 0.5)) == 0
-    monkeypatch.setattr(rd, "PART_FACE", 0.5)
-    assert len(_invented(img, entry["dice"], 0.5)) == 1
+    assert len(_invented(img, entry["dice"], 0.5, reader_with(merge__part_face=0.5))) == 1
 
 
 def _as_saved(img: np.ndarray) -> np.ndarray:
@@ -1327,15 +1279,14 @@ def _as_saved(img: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("seed, preset, box, value", [
     (2145, "hard", [610, 638, 642, 669], 4), (178, "wide", [1011, 267, 1120, 354], 6)])
-def test_a_box_no_die_once_refined_is_refined_twice_to_its_die(
-        monkeypatch: pytest.MonkeyPatch, seed: int, preset: str, box: list[float], value: int):
+def test_a_box_no_die_once_refined_is_refined_twice_to_its_die(seed: int, preset: str,
+                                                                box: list[float], value: int):
     """A purple 4 between two black dice, whose detector box straddles it and its right-hand
     neighbour (`_rejudged`); a white 6 in a wide-lens cluster of three, whose box, grown over
     a neighbour, is dropped for it (`_dice_among`). One move of the refiner leaves each box
     half on the neighbour, no die to the nets; moved once more it holds the die alone:
-    found, read right, asked about. Without the second move (AGAIN_DIE above any
-    probability), missed."""
-    from vision import reader as rd
+    found, read right, asked about. Without the second move (`refine.again_die` above any
+    probability, or `refine.again` off), missed."""
     from vision.synth import render_scene
 
     img, entry = render_scene(seed, preset, 1280, 960)
@@ -1343,35 +1294,33 @@ def test_a_box_no_die_once_refined_is_refined_twice_to_its_die(
     die = next(d for d in entry["dice"] if iou(d["bbox"], box) > 0.95)
     found = _reads_on(img, die)
     assert len(found) == 1 and found[0].value == die["value"] == value
-    assert found[0].confidence < rd.CERTAIN
-    monkeypatch.setattr(rd, "AGAIN_DIE", 1.01)
-    assert not _reads_on(img, die)
+    assert found[0].confidence < CERTAIN
+    assert not _reads_on(img, die, reader_with(refine__again_die=1.01))
+    assert not _reads_on(img, die, reader_with(refine__again=False))
 
 
-def test_a_speck_refined_twice_is_kept_only_where_the_nets_are_sure_of_a_die(
-        monkeypatch: pytest.MonkeyPatch):
+def test_a_speck_refined_twice_is_kept_only_where_the_nets_are_sure_of_a_die():
     """A wide lens's floor print: a dot the detector peaks on, which two moves of the refiner
-    bring to a box the nets half take for a die (0.85). Held to AGAIN_DIE it is no die;
-    held only to the one move's RESCUE_SURE, it is reported, an invented die."""
-    from vision import reader as rd
+    bring to a box the nets half take for a die (0.85). Held to `refine.again_die` it is no
+    die; held only to the one move's `refine.rescue_sure`, it is reported, an invented die."""
     from vision.synth import render_scene
 
     img, entry = render_scene(5151, "wide", 1280, 960)
     img = _as_saved(img)
     before = len(_invented(img, entry["dice"], 0.5))
-    monkeypatch.setattr(rd, "AGAIN_DIE", rd.RESCUE_SURE)
-    assert len(_invented(img, entry["dice"], 0.5)) == before + 1
+    loose = reader_with(refine__again_die=CFG.refine.rescue_sure)
+    assert len(_invented(img, entry["dice"], 0.5, loose)) == before + 1
 
 
 def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():
     """Which way the frame is re-toned follows its median level; a frame in between is not
     looked at again."""
-    from vision import reader as rd
     from vision.detector import tone_curve
+    from vision.faint import tone_gamma
 
-    assert rd._tone_gamma(np.full((480, 640, 3), 200, np.uint8)) == rd.TONE_GAMMA
-    assert rd._tone_gamma(np.full((480, 640, 3), 40, np.uint8)) == 1.0 / rd.TONE_GAMMA
-    assert rd._tone_gamma(np.full((480, 640, 3), 110, np.uint8)) is None
+    assert tone_gamma(np.full((480, 640, 3), 200, np.uint8)) == CFG.toned.gamma
+    assert tone_gamma(np.full((480, 640, 3), 40, np.uint8)) == 1.0 / CFG.toned.gamma
+    assert tone_gamma(np.full((480, 640, 3), 110, np.uint8)) is None
     bright, dark = tone_curve(2.0), tone_curve(0.5)
     assert bright[0] == dark[0] == 0 and bright[255] == dark[255] == 255
     # Squared, two light levels 20 apart end up further apart; rooted, two dark ones.
@@ -1379,11 +1328,10 @@ def test_the_re_toned_look_darkens_a_bright_frame_and_lightens_a_dark_one():
     assert int(dark[40]) - int(dark[20]) > 20
 
 
-def test_a_small_frame_s_tiny_dice_are_looked_at_enlarged(monkeypatch: pytest.MonkeyPatch):
+def test_a_small_frame_s_tiny_dice_are_looked_at_enlarged():
     """A 640 px frame of a distant wide-lens camera (dice of 15-20 px): a second look at the
     frame's own size leaves some below what the detector finds; enlarged, it finds them. (The
     normal preset's small dice are all found either way since boxes are refined twice.)"""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     scenes = []
@@ -1394,17 +1342,15 @@ def test_a_small_frame_s_tiny_dice_are_looked_at_enlarged(monkeypatch: pytest.Mo
                                for d in entry["dice"] if not d["cut"]]))
     labels = sum(len(dice) for _, dice in scenes)
 
-    def found() -> int:
-        return sum(len(matched(dice, READER.read(img))) for img, dice in scenes)
+    def found(reader: DiceReader) -> int:
+        return sum(len(matched(dice, reader.read(img))) for img, dice in scenes)
 
-    enlarged = found()
-    monkeypatch.setattr(rd, "SMALL_DICE_ENLARGE", 1.0)
-    assert enlarged >= 0.85 * labels and enlarged > found()
+    enlarged = found(READER)
+    assert enlarged >= 0.85 * labels and enlarged > found(reader_with(small__enlarge=1.0))
 
 
-def test_a_speck_far_smaller_than_the_dice_is_no_die(monkeypatch: pytest.MonkeyPatch):
+def test_a_speck_far_smaller_than_the_dice_is_no_die():
     """A normal scene where the detector also boxes a 9 px speck among dice of 26 px."""
-    from vision import reader as rd
     from vision.synth import render_scene
 
     img, entry = render_scene(36, "normal", 1280, 960)
@@ -1412,10 +1358,49 @@ def test_a_speck_far_smaller_than_the_dice_is_no_die(monkeypatch: pytest.MonkeyP
     typical = float(np.median([r.side for r in reads]))
     assert len(reads) >= 3 and all(r.side >= 0.5 * typical for r in reads)
     kept = len(matched(entry["dice"], reads))
-    monkeypatch.setattr(rd, "SPECK_SHARE", 0.0)
-    unfiltered = READER.read(img)
-    assert any(r.side < 0.5 * typical for r in unfiltered)  # the speck is there to be dropped
-    assert len(matched(entry["dice"], unfiltered)) <= kept  # and no die went with it
+    for unfiltered in (reader_with(specks__share=0.0).read(img),
+                       reader_with(specks__enabled=False, specks__refined=False).read(img)):
+        # The speck is there to be dropped...
+        assert any(r.side < 0.5 * typical for r in unfiltered)
+        assert len(matched(entry["dice"], unfiltered)) <= kept  # ...and no die went with it
+
+
+def test_a_traced_read_is_the_read_with_what_led_to_it():
+    """`read_traced` gives the same dice as `read`, with every stage's time in pipeline order,
+    the candidate boxes the nets judged and the frame's nadir."""
+    from vision.reader import STAGES
+    from vision.synth import render_scene
+
+    img, _ = render_scene(2026, "hard", 1280, 960)
+    reading = READER.read_traced(img)
+    assert [r.to_dict() for r in reading.dice] == [r.to_dict() for r in READER.read(img)]
+    assert list(reading.stage_ms) == list(STAGES) == [
+        "propose", "rejudge", "faint", "merge", "faces", "certainty", "leans", "pips",
+        "colour", "refine", "floor", "size"]
+    assert all(ms >= 0 for ms in reading.stage_ms.values()) and reading.stage_ms["propose"] > 0
+    n = len(reading.proposals)
+    assert n >= len(reading.dice) > 0 and reading.nadir is None
+    assert reading.proposals.boxes.shape == (n, 4) and reading.proposals.die_p.shape == (n,)
+    assert reading.proposals.probs.shape == (n, 8) and reading.proposals.crops is None
+    blank = READER.read_traced(np.full((480, 640, 3), 128, np.uint8))
+    assert blank.dice == [] and len(blank.proposals) == 0 and list(blank.stage_ms) == list(STAGES)
+
+
+def test_two_threads_read_at_once_as_one_does():
+    """Nothing of a frame is kept on the reader (the nadir of one frame is not another's):
+    frames read side by side read as they do alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from vision.synth import render_scene
+
+    frames = [_top_left(121)[0], render_scene(2027, "hard", 1280, 960)[0], _top_left(168)[2]]
+
+    def dicts(frame: np.ndarray) -> list[dict]:
+        return [r.to_dict() for r in READER.read(frame)]
+
+    alone = [dicts(f) for f in frames]
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(dicts, frames * 3)) == alone * 3
 
 
 def test_reader_refuses_non_images():
@@ -1431,8 +1416,7 @@ def test_a_read_is_certain_only_well_above_the_nets_0_9(p_face: float, certain: 
     s = random_scene(5, "easy")
     cx, cy = centre(s)
     _, img, labels = scene([die(cx, cy, 4)])
-    reader = DiceReader()
-    real = reader.net
+    real = READER.nets.value
 
     class Sure:
         def crop(self, frame, box, nadir=None):
@@ -1443,9 +1427,9 @@ def test_a_read_is_certain_only_well_above_the_nets_0_9(p_face: float, certain: 
             p[:, 4] = p_face
             return p
 
-    reader.net = Sure()
-    [(_, r)] = matched(labels, reader.read(img))
+    [(_, r)] = matched(labels, reader_of(value=Sure()).read(img))
     assert r.value == 4 and (r.confidence >= 0.9) == certain
+    assert (r.doubts == ()) == certain and ("unsure" in r.doubts) != certain
 
 
 def test_calibration_keeps_the_order_of_reads_and_the_low_end():

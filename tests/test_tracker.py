@@ -682,7 +682,7 @@ DESIGN_KEYS = {
     "cleared": {"frame", "t", "event"},
     "confirm": {"frame", "t", "event", "reason", "candidates"},
 }
-DIE_KEYS = {"value", "colour", "big", "bbox", "confidence"}
+DIE_KEYS = {"value", "colour", "big", "bbox", "confidence", "doubts"}
 
 
 def test_event_json_has_exactly_the_design_keys():
@@ -696,7 +696,7 @@ def test_event_json_has_exactly_the_design_keys():
     lines = [json.loads(json.dumps(e.to_dict())) for e in examples]
     assert lines[0] == {"frame": 41, "t": 2.73, "event": "roll", "dice": [
         {"value": 4, "colour": "red", "big": False, "bbox": [10.0, 20.0, 58.0, 68.0],
-         "confidence": 0.988}]}
+         "confidence": 0.988, "doubts": []}]}
     assert lines[1]["t"] == 5.13 and lines[1]["value"] == 4
     assert lines[2] == {"frame": 96, "t": 6.4, "event": "cleared"}
     assert lines[3] == {"frame": 60, "t": 4.0, "event": "confirm", "reason": "scooped",

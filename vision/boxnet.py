@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .evaluate import iou
+from .boxes import iou
 from .valuenet import crop_for, load_onnx
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "models" / "boxnet.onnx"

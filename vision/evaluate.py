@@ -39,6 +39,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from .boxes import iou
+
 Reader = Callable[[np.ndarray], list[dict]]
 
 MANIFEST = "manifest.jsonl"
@@ -207,17 +209,6 @@ def _scale_die(die: dict, sx: float, sy: float) -> dict:
 
 
 # ---------------------------------------------------------------------------- matching
-
-
-def iou(a: Sequence[float], b: Sequence[float]) -> float:
-    """Overlap measure; degenerate boxes overlap nothing rather than dividing by zero."""
-    ix = min(a[2], b[2]) - max(a[0], b[0])
-    iy = min(a[3], b[3]) - max(a[1], b[1])
-    if ix <= 0 or iy <= 0:
-        return 0.0
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return float(inter / union) if union > 0 else 0.0
 
 
 def match(
@@ -403,7 +394,8 @@ def evaluate(
                 else:
                     # A die given to the wrong player is as costly as a wrong value, and
                     # is found only by looking at it.
-                    name = f"colour_{label['colour']}_as_{pred.get('colour')}_{stem}_d{q}.png"
+                    name = (f"colour_{label['colour']}_as_{pred.get('colour')}_{stem}_d{q}"
+                            f"{_asked(pred, confident)}.png")
                     failures.append(_slip("colour", name, crops, image, entry["name"], label,
                                           pred, overlap))
             if isinstance(label.get("big"), bool):
@@ -413,7 +405,7 @@ def evaluate(
                 else:
                     # Royale counts a Biggy twice: a flag the wrong way miscounts a casino.
                     said, read = ("big", "plain") if label["big"] else ("plain", "big")
-                    name = f"big_{said}_as_{read}_{stem}_d{q}.png"
+                    name = f"big_{said}_as_{read}_{stem}_d{q}{_asked(pred, confident)}.png"
                     failures.append(_slip("big", name, crops, image, entry["name"], label,
                                           pred, overlap))
             if pv == lv:
@@ -422,14 +414,15 @@ def evaluate(
             n_wrong += 1
             if pred["confidence"] >= confident:
                 n_confident_wrong += 1
-            name = f"wrong_{_v(lv)}_as_{_v(pv)}_{stem}_d{q}.png"
+            name = f"wrong_{_v(lv)}_as_{_v(pv)}_{stem}_d{q}{_asked(pred, confident)}.png"
             failures.append(_slip("wrong", name, crops, image, entry["name"], label, pred,
                                   overlap))
         for p in extra:
             pred = preds[p]
             if pred["confidence"] >= confident:
                 n_confident_wrong += 1
-            crop = _write_crop(crops, image, pred["bbox"], f"extra_{stem}_p{p}.png")
+            crop = _write_crop(crops, image, pred["bbox"],
+                               f"extra_{stem}_p{p}{_asked(pred, confident)}.png")
             failures.append(
                 Failure(
                     kind="extra", image=entry["name"], bbox=list(pred["bbox"]),
@@ -517,6 +510,16 @@ def _slip(kind: str, name: str, crops: Path | None, image: np.ndarray, where: st
         pred_value=pred["value"], confidence=pred["confidence"], iou=overlap, label=label,
         pred=pred, crop=_write_crop(crops, image, label["bbox"], name),
     )
+
+
+def _asked(pred: dict, confident: float) -> str:
+    """The file-name tail of a die the table was asked about: why the reader doubted it
+    (`DieRead.doubts`), as "_lean-small"; empty for a certain read or one without doubts."""
+    doubts = pred.get("doubts")
+    if pred["confidence"] >= confident or not isinstance(doubts, (list, tuple)) or not doubts:
+        return ""
+    codes = [re.sub(r"[^A-Za-z0-9]+", "", str(d)) for d in doubts]
+    return "".join(f"{'-' if i else '_'}{c}" for i, c in enumerate(c for c in codes if c))
 
 
 def _write_crop(

@@ -278,8 +278,23 @@ def _vote(obs: Sequence[DieLike]) -> _Voted:
     plausible = frozenset(ALL_VALUES) if winner is None or not seen else seen
     sizes = [_read_size(o) for o in obs]
     size = float(np.median([v for v in sizes if v > 0])) if any(v > 0 for v in sizes) else 0.0
-    die = DieRead(winner, colour, big > 0, bbox, round(confidence, 4), size=size)
+    sure = winner is not None and confidence >= CERTAIN
+    die = DieRead(winner, colour, big > 0, bbox, round(confidence, 4), size=size,
+                  doubts=() if sure else _doubts(obs, winner, dissent))
     return _Voted(die, plausible)
+
+
+def _doubts(obs: Sequence[DieLike], winner: int | None, dissent: float) -> tuple[str, ...]:
+    """Why the voted die is doubted: the reader's reasons that at least a third of its reads
+    gave, most often given first, and "disagree" where reads of other faces cost it more than
+    the reads' own doubt (the window saw the face change)."""
+    counts: Counter[str] = Counter()
+    for o in obs:
+        counts.update(dict.fromkeys(getattr(o, "doubts", ()) or (), 1))
+    out = [code for code, n in counts.most_common() if 3 * n >= len(obs)]
+    if dissent > 0.05 and winner is not None:
+        out.append("disagree")
+    return tuple(out) or ("unreadable" if winner is None else "unsure",)
 
 
 def _sort_key(v: _Voted) -> tuple[float, float]:

@@ -19,7 +19,7 @@ import random
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -1212,11 +1212,46 @@ def _die(d: dict, i: int) -> Die:
     return Die(colour, value, bool(d.get("big", False)))
 
 
+# Why the reader doubts a die (`DieRead.doubts`), as the table's question says it.
+DOUBT_WORDS = {
+    "lean": "leaning",
+    "unreadable": "cocked or blurred",
+    "edge": "at the picture's edge",
+    "small": "small in the picture",
+    "crowded": "touching another die",
+    "faint": "hard to make out",
+    "glare": "glare on its face",
+    "pips": "pips unclear",
+    "angle": "seen from the side",
+    "disagree": "read differently from frame to frame",
+    "unsure": "face unclear",
+}
+
+
+def doubt_words(dice: Sequence[Any]) -> str:
+    """The doubts of the dice a question is about, most common first, in words: "leaning,
+    at the picture's edge" (empty when the reader gave none)."""
+    counts: dict[str, int] = {}
+    for d in dice:
+        if d.value is not None and d.confidence >= tk.CERTAIN:
+            continue
+        for code in getattr(d, "doubts", ()) or ():
+            counts[code] = counts.get(code, 0) + 1
+    order = sorted(counts, key=lambda c: (-counts[c], list(DOUBT_WORDS).index(c)
+                                          if c in DOUBT_WORDS else len(DOUBT_WORDS)))
+    return ", ".join(DOUBT_WORDS.get(c, c) for c in order[:3])
+
+
 def _doubt_message(ev: tk.NeedsConfirmation) -> str:
+    if ev.reason == "unsure":
+        unsure = [d for d in ev.dice if d.value is None or d.confidence < tk.CERTAIN]
+        n = len(unsure)
+        what = "A die" if n <= 1 else f"{n} dice"
+        why = doubt_words(unsure)
+        return f"{what} could not be read for sure" + (f" ({why})." if why else ".")
     return {
         "count": "The number of dice does not match what the player holds.",
         "colour": "A die's colour is neither the player's nor neutral.",
-        "unsure": "A die could not be read with certainty.",
     }.get(ev.reason, ev.reason)
 
 
