@@ -9,7 +9,7 @@ whole set and for its held-out half, with the commonest confusions.
 
 `--fit` also refits `vision.reader.RELATIVE_PALETTE` from the training halves of the renders
 and from other synthetic scenes (seed 77), through the reader's own boxes and sampling, and
-prints it to paste into vision/reader.py; the held-out halves stay out of the fit.
+prints it to paste into vision/colour.py; the held-out halves stay out of the fit.
 
 `--colournet` reads with another colour net (a candidate from `training/train_colournet.py
 --out`) in place of the shipped one, so that a retrained net is judged on this table.
@@ -18,6 +18,7 @@ prints it to paste into vision/reader.py; the held-out halves stay out of the fi
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -32,6 +33,7 @@ if str(ROOT) not in sys.path:
 
 from vision.colournet import ColourNet  # noqa: E402
 from vision.evaluate import load_example, load_manifest, match  # noqa: E402
+from vision.job import Nets  # noqa: E402
 from vision.reader import RELATIVE_PALETTE, DiceReader, relative_colours  # noqa: E402
 from vision.synth import write_set  # noqa: E402
 from vision.valuenet import is_training_image  # noqa: E402
@@ -73,10 +75,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="read with this colour net instead of the shipped one")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
-    reader = DiceReader()
+    nets = Nets.shipped()
     if args.colournet is not None:
-        reader.colour_net = ColourNet(args.colournet)
+        nets = dataclasses.replace(nets, colour=ColourNet(args.colournet))
         print("colour net:", args.colournet)
+    reader = DiceReader(nets=nets)
     renders = sorted(p for p in (args.data / "renders").glob("*")
                      if (p / "manifest.jsonl").is_file())
     if not renders:

@@ -4,9 +4,9 @@ boxes to their dice on rendered scenes, in isolation and inside the reader."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from vision.boxnet import BoxNet, apply_edges
+from vision.config import ReaderConfig
 from vision.evaluate import iou, match
 from vision.reader import DiceReader
 from vision.synth import render_scene
@@ -67,16 +67,13 @@ def test_boxes_taking_in_a_shadow_or_missing_part_of_the_die_are_brought_to_it()
 def test_the_reader_s_boxes_fit_the_dice_better_with_the_refiner():
     """On hard scenes (shadows, clusters, Biggies), with the refiner the reader's boxes overlap
     their dice more and no die is lost that the detector's boxes found."""
-    reader = DiceReader()
-    if reader.refiner is None:
-        pytest.fail("the shipped box refiner (vision/models/boxnet.onnx) did not load")
-    refiner = reader.refiner
+    readers = {True: DiceReader(), False: DiceReader(config=ReaderConfig().without(
+        "refine.enabled"))}
     found = {True: 0, False: 0}
     overlap: dict[bool, list[float]] = {True: [], False: []}
     for img, dice in _dice((2026, 2027, 2028, 2029, 2030, 2031), "hard"):
         for on in (True, False):
-            reader.refiner = refiner if on else None
-            preds = [r.to_dict() for r in reader.read(img)]
+            preds = [r.to_dict() for r in readers[on].read(img)]
             pairs, _, _ = match(preds, dice)
             found[on] += len(pairs)
             overlap[on] += [iou(preds[p]["bbox"], dice[q]["bbox"]) for p, q in pairs]

@@ -1,6 +1,6 @@
 """A tiny learned classifier that names a die's colour without a calibration profile.
 
-The pip-relative rule in `reader.py` (a die's body divided by the white of its pips, nearest
+The pip-relative rule in `colour.py` (a die's body divided by the white of its pips, nearest
 built-in colour) reads most dice under any lamp, but not a glossy die whose top face mirrors
 the lamp: a black die then looks white and a red one pink, although its bevels and side faces
 still show the paint to anyone looking. This net sees the whole die, scaled by the same pip
@@ -33,8 +33,8 @@ def colour_crop(image_bgr: np.ndarray, bbox: Sequence[float], scale: Sequence[fl
     """The net's input for one die: (6, SIZE, SIZE) float32.
 
     Channels 0-2: the die, its pip white near 0.42. `scale` (per BGR channel) maps the die's
-    reference white (its own white pips, or the other dice's) to `reader.PIP_WHITE`, as
-    `reader.relative_colours` works it out: that takes the lamp's colour and level out.
+    reference white (its own white pips, or the other dice's) to `colour.PIP_WHITE`, as
+    `colour.relative_colours` works it out: that takes the lamp's colour and level out.
     Unlike the value nets' crops, no per-crop normalisation: the absolute level is what
     tells black from white. Channels 3-5: the pip-relative Lab colour the built-in rule
     names the die by (`lab`, L/100, a/128, b/128), constant over the square: the net learns

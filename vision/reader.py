@@ -27,7 +27,6 @@ Every tuning value is in `vision.config.ReaderConfig`, with a switch for each op
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -205,55 +204,6 @@ class DiceReader:
                             * np.float32([w / iw, h / ih])).reshape(-1, 1, 2)
             self._floor_polys[(w, h)] = poly
         return self._floor_polys[(w, h)]
-
-    # --- the nets, one at a time (scripts that swap one net on a reader made already) --------
-    @property
-    def net(self) -> Any:
-        return self.nets.value
-
-    @net.setter
-    def net(self, net: Any) -> None:
-        self.nets = dataclasses.replace(self.nets, value=net)
-
-    @property
-    def detector(self) -> Any:
-        return self.nets.detector
-
-    @detector.setter
-    def detector(self, detector: Any) -> None:
-        self.nets = dataclasses.replace(self.nets, detector=detector)
-
-    @property
-    def refiner(self) -> Any:
-        """The box refiner, None where `config.refine.enabled` is off (set None: off)."""
-        return self.nets.refiner if self.config.refine.enabled else None
-
-    @refiner.setter
-    def refiner(self, refiner: Any) -> None:
-        self._swap("refiner", "refine", "enabled", refiner)
-
-    @property
-    def context(self) -> Any:
-        """The context nets, None where `config.context.enabled` is off (set None: off)."""
-        return self.nets.context if self.config.context.enabled else None
-
-    @context.setter
-    def context(self, context: Any) -> None:
-        self._swap("context", "context", "enabled", context)
-
-    @property
-    def colour_net(self) -> Any:
-        """The colour net, None where `config.colour.net` is off (set None: off)."""
-        return self.nets.colour if self.config.colour.net else None
-
-    @colour_net.setter
-    def colour_net(self, net: Any) -> None:
-        self._swap("colour", "colour", "net", net)
-
-    def _swap(self, net: str, stage: str, switch: str, value: Any) -> None:
-        if value is not None:
-            self.nets = dataclasses.replace(self.nets, **{net: value})
-        self.config = self.config.with_values(**{f"{stage}__{switch}": value is not None})
 
     # --- the stages from merge on -------------------------------------------------------------
     def _read_candidates(self, job: Job, cands: Candidates) -> list[DieRead]:

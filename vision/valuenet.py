@@ -1,15 +1,10 @@
 """A tiny learned classifier that reads a die's value from a crop, run by ONNX Runtime.
 
-Hand-made pip rules break on translucent, marbled and glare-lit dice; a small CNN trained on real
-photos, renders and synthetic scenes reads those far more reliably and still runs in a few ms per
-batch on a Raspberry Pi core. The net is trained by `training/train_valuenet.py` (PyTorch, in its
-own venv) and shipped as ONNX, which the product runs with ONNX Runtime (`nets.py`).
-
-The crop (`crop_for`) is the contract between training and inference: both sides call this very
-function, so any change here means retraining.
-
-Classes: 0 = not a die, 1-6 = the value on the top face, 7 = a die that cannot be read (cocked,
-leaning or smeared by motion).
+Hand-made pip rules break on translucent, marbled and glare-lit dice; a small CNN trained on
+real photos, renders and synthetic scenes (`training/train_valuenet.py`) reads those far more
+reliably. The crop (`crop_for`) is the contract between training and inference: both sides
+call this very function, so any change here means retraining. Classes: 0 = not a die, 1-6 =
+the value on the top face, 7 = a die that cannot be read (cocked, leaning, smeared).
 """
 
 from __future__ import annotations
@@ -46,7 +41,7 @@ CONTEXT_MODEL = DEFAULT_MODEL.with_name("valuenet-context.onnx")
 # The same recipe with half of each synthetic cocked die's crops cut round its top face alone,
 # as the detector often boxes a leaning die; the first was taught leans framed whole, side
 # face and all. The two see different leans, and their mean tells leans from flat dice better
-# than either (see reader.CONTEXT_DOUBT).
+# than either (see `config.ContextConfig`).
 CONTEXT_TOP_MODEL = DEFAULT_MODEL.with_name("valuenet-context-top.onnx")
 CONTEXT_MODELS = (CONTEXT_MODEL, CONTEXT_TOP_MODEL)
 # A colour member less sure than this of a die's face reads the crop again with its colour
@@ -54,8 +49,7 @@ CONTEXT_MODELS = (CONTEXT_MODEL, CONTEXT_TOP_MODEL)
 # the faces: each member learnt the paints of the dice it was trained on (red pips on a smoky
 # die) and reads the same pips in another paint (blue on a smoky die, which grey loses too)
 # worse; turned round, whatever the pips' hue, it once falls in the channel it knows them in.
-# (All six orders read the same but cost 2.5 times as much; from 0.9 on byler's own dice lost
-# two reads.)
+# (All six orders read no better, at 2.5 times the cost.)
 PAINT_BELOW = 0.75
 _OTHER_ORDERS = ((1, 2, 0), (2, 0, 1))
 # Which grey a one-channel crop is (`crop_for`'s `grey`, a grey member's "grey" metadata).
@@ -109,11 +103,9 @@ def crop_for(image_bgr: np.ndarray, bbox: Sequence[float], channels: int = 1,
     crop's side in pixels (32 unless a net was trained on finer crops). `normalise=False`
     keeps the pixel values (0-255) for a net that must see the absolute colour.
 
-    `grey` ("luma" or "principal", one channel only): which grey a one-channel crop is. Luma
-    loses pips that differ from their die in hue more than in brightness (blue pips on a
-    smoky die, red on grey); "principal" takes the colour axis along which the middle of the
-    crop varies most (`principal_grey`), which is luma's on black, white and most painted
-    dice, and the pips' own contrast on the others.
+    `grey` ("luma" or "principal", one channel only): luma loses pips that differ from their
+    die in hue more than in brightness; "principal" takes the colour axis along which the
+    middle of the crop varies most (`principal_grey`).
     """
     if grey not in GREY_AXES:
         raise ValueError(f"grey must be one of {', '.join(GREY_AXES)}, not {grey!r}")
@@ -256,24 +248,11 @@ class ValueNet:
     """The trained nets plus their calibration, loaded once and reused for every frame.
 
     By default four nets read every crop and their calibrated probabilities are averaged: one
-    trained on colour crops, a second one trained with wide-lens scenes besides, one on grey,
-    and a third colour one trained with cocked dice 8 times as frequent (and, like the second,
-    with wide-lens scenes). Each is wrong where another is often right (grey misses red pips
-    on a smoky die, colour is misled by glittery dice on coloured felt; the lean net doubts
-    cocked dice sooner but reads flat dice of the mounted renders worse alone), so together
-    they make fewer and less confident errors than any one: the colour/grey pair took
-    confident errors from 31 / 4 / 5 / 3 / 4 (colour alone: synthetic 100 scenes / byler /
-    rune55 / loose / mounted held-out) to 26 / 3 / 3 / 1 / 3; the lean net as a third took
-    synthetic hard (300 scenes) from 24 to 17 and value accuracy 92.1 -> 93.4%, mounted
-    94.2 -> 95.4%, byler 97.6 -> 97.8%, for one more small forward pass per frame (~4 ms).
-    The wide-lens net alone in place of the colour net lost byler half a point (98.1 ->
-    97.6%); as a fourth it took synthetic confident errors 18 -> 14 (500 scenes) and value
-    accuracy up on every set but byler (98.1 -> 98.0%): mounted held-out 93.8 -> 95.3%,
-    rune55 87.7 -> 88.3%, loose 92.1 -> 93.1%. The lean net retrained with the wide scenes
-    took synthetic confident errors 14 -> 11 and mounted 96.1 -> 96.9%, byler 98.1%; with
-    600 scenes of 3-5 cocked dice besides (ninth session), 11 -> 7, and value accuracy
-    synthetic 94.0 -> 94.5%, mounted 96.9 -> 97.7%, loose 95.4 -> 95.9%, byler level at 98.1%,
-    rune55 93.7 -> 93.2%.
+    trained on colour crops, one trained with wide-lens scenes besides, one on grey, and one
+    colour net trained with cocked dice far more often. Each is wrong where another is often
+    right (grey misses red pips on a smoky die, colour is misled by glittery dice on coloured
+    felt, the lean net doubts cocked dice sooner but reads flat dice worse alone), so together
+    they make fewer and less confident errors than any one of them.
     """
 
     def __init__(self, path: str | Path | Sequence[str | Path] | None = None,
@@ -302,9 +281,7 @@ class ValueNet:
                                         int(meta.get("crop_size", CROP_SIZE)), grey))
         first = self.members[0]
         if any(m.size != first.size for m in self.members):
-            # Crops are stacked on the channel axis, so they must be one size. (Tried in the
-            # eleventh session: a 48 px colour net in place of one of the 32 px ones did not
-            # read better in the four, though it did alone.)
+            # Crops are stacked on the channel axis, so they must be one size.
             raise ValueError("the averaged nets must take crops of one size, got "
                              + ", ".join(f"{m.path.name}: {m.size} px" for m in self.members))
         self.size = first.size
