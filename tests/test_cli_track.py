@@ -67,3 +67,43 @@ def test_track_bad_source_is_one_line(cli, tmp_path: Path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     r = cli("track", str(tmp_path), "--fps", "0")
     assert r.returncode == 2 and "fps" in r.stderr
+
+
+def _events(cli, folder: Path, *extra: str) -> list[dict]:
+    r = cli("track", str(folder), "--json", *extra)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def _turns(events: list[dict]) -> list[tuple[str, list[int] | int]]:
+    return [(e["event"], sorted(d["value"] for d in e["dice"]) if e["event"] == "roll"
+             else e["value"]) for e in events if e["event"] in ("roll", "place")]
+
+
+def test_reading_only_when_the_tray_comes_to_rest_loses_no_turn(cli, recording):
+    """The motion gate (the default) reads a fraction of the frames and follows the same
+    turns, as soon, as reading every frame does."""
+    folder, _ = recording
+    gated, every = _events(cli, folder), _events(cli, folder, "--every-frame")
+    assert _turns(gated) == _turns(every) == [
+        ("roll", sorted(TURNS[0].values)), ("place", 4),
+        ("roll", sorted(TURNS[1].values)), ("place", 5)]
+    rolls = [e["t"] for e in gated if e["event"] == "roll"]
+    assert rolls == pytest.approx([e["t"] for e in every if e["event"] == "roll"], abs=0.15)
+
+
+def test_a_slower_machine_sees_the_rolls_later_and_still_follows_them(cli, recording):
+    folder, _ = recording
+    plain = _events(cli, folder)
+    slow = _events(cli, folder, "--cpu-factor", "4")
+    assert _turns(slow) == _turns(plain)
+    late = [s["t"] - p["t"] for s, p in zip(slow, plain, strict=True) if s["event"] == "roll"]
+    # A read takes this machine more than a 60th of a second, so four times that outlasts a
+    # frame at 15 fps: frames are dropped and the rolls come later.
+    assert all(d >= 0 for d in late) and max(late) > 0
+
+
+def test_cpu_factor_must_be_positive(cli, recording):
+    folder, _ = recording
+    r = cli("track", str(folder), "--cpu-factor", "0")
+    assert r.returncode == 2 and "--cpu-factor" in r.stderr and "Traceback" not in r.stderr

@@ -19,6 +19,7 @@ import pytest
 from scorekeeper import Deal, Roll
 from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
+from vision.motion import MotionConfig
 from vision.tracker import TurnTracker
 from web.app import Settings, create_app
 from web.session import TableSession, facts_for
@@ -64,8 +65,10 @@ def folder_table(tmp_path: Path):
     _frames(frames, 12)
     store = GameStore(tmp_path / "data")
     reader = ScriptedReader({3, 4})
+    # Every frame read, the motion gate off: what is tested is the loop's handling of them.
     table = TableSession(store, tmp_path / "data", str(frames), reader, players=players(3),
-                         seed=2, auto_deal=False, realtime=False)
+                         seed=2, auto_deal=False, realtime=False,
+                         motion=MotionConfig(enabled=False))
     table.retry_after = 0.05
     table.error_hold = 0.0
     yield table, reader, frames

@@ -323,11 +323,14 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 # --- track / serve ------------------------------------------------------------------------
 def cmd_track(args: argparse.Namespace) -> int:
+    from vision.motion import MotionGate
     from vision.sources import SourceError, open_source
     from vision.tracker import track_stream
 
     if args.fps <= 0:
         raise UsageError("--fps must be positive")
+    if args.cpu_factor is not None and not 0 < args.cpu_factor <= 100:
+        raise UsageError("--cpu-factor must be above 0 and at most 100")
     src_path = Path(args.source)
     if not src_path.exists():
         raise UsageError(f"{args.source}: no such folder or video file")
@@ -338,7 +341,8 @@ def cmd_track(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     with source:
         frames = ((f.index, f.t, f.image) for f in source)
-        for ev in track_stream(frames, reader):
+        gate = None if args.every_frame else MotionGate()
+        for ev in track_stream(frames, reader, gate=gate, cpu_factor=args.cpu_factor):
             d = ev.to_dict()
             if args.json:
                 print(json.dumps(d), flush=True)
@@ -781,6 +785,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fps", type=float, default=15.0, help="frame rate of a folder")
     p.add_argument("--profile", help="calibration profile (JSON)")
     p.add_argument("--json", action="store_true", help="one JSON object per event (DESIGN.md)")
+    p.add_argument("--cpu-factor", type=float, default=None, metavar="K",
+                   help="replay as a machine K times slower would live (a Raspberry Pi 4: "
+                        "about 4): each frame costs K times its CPU time here, and frames "
+                        "that come while it is busy are dropped")
+    p.add_argument("--every-frame", action="store_true",
+                   help="read every frame, not only when the tray changed and came to rest")
     p.add_argument("--threads", type=_threads, default=_cores(),
                    help="cores the reader's nets may use (default: all, %(default)s here)")
     p.set_defaults(func=cmd_track)

@@ -1,0 +1,83 @@
+"""The motion gate: the reader runs when the tray changed and has come to rest, and a still
+tray is not read again and again."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision.motion import MotionConfig, MotionGate
+from vision.synth import render_scene
+
+
+def _tray(seed: int = 5) -> np.ndarray:
+    return render_scene(seed, "normal")[0]
+
+
+def _feed(gate: MotionGate, frames: list[np.ndarray]) -> str:
+    """One letter a frame: R read, M moving (not read), u last reads reused."""
+    out = []
+    for f in frames:
+        m = gate.look(f)
+        if m.read:
+            gate.was_read(f)
+        out.append("R" if m.read else "M" if m.moving else "u")
+    return "".join(out)
+
+
+def test_a_still_tray_is_read_twice_then_given_its_reads() -> None:
+    tray = _tray()
+    assert _feed(MotionGate(), [tray] * 8) == "RRuuuuuu"
+
+
+def test_camera_noise_is_no_motion() -> None:
+    rng = np.random.default_rng(1)
+    tray = _tray().astype(np.int16)
+    noisy = [np.clip(tray + rng.normal(0, 4, tray.shape), 0, 255).astype(np.uint8)
+             for _ in range(8)]
+    assert _feed(MotionGate(), noisy) == "RRuuuuuu"
+
+
+def test_a_die_that_moves_is_motion_and_the_tray_is_read_once_it_rests() -> None:
+    tray = _tray()
+    moved = tray.copy()
+    h, w = tray.shape[:2]
+    # A die-sized patch shifted, as a die knocked a few pixels.
+    patch = tray[h // 2 - 30:h // 2 + 30, w // 2 - 30:w // 2 + 30].copy()
+    moved[h // 2 - 30 + 12:h // 2 + 30 + 12, w // 2 - 30 + 12:w // 2 + 30 + 12] = patch
+    seen = _feed(MotionGate(), [tray] * 5 + [moved] * 5)
+    assert seen == "RRuuu" + "MRRuu"
+
+
+def test_a_change_too_slow_to_be_motion_is_still_read() -> None:
+    # The light fading a level a frame never moves between two frames, but the tray is no
+    # longer what was read: read again.
+    tray = _tray().astype(np.int16)
+    frames = [np.clip(tray - k, 0, 255).astype(np.uint8) for k in range(0, 40, 2)]
+    seen = _feed(MotionGate(), frames)
+    assert "M" not in seen
+    assert seen.count("R") > 2  # read again once the drift added up
+
+
+def test_more_confirming_reads_can_be_asked_for() -> None:
+    tray = _tray()
+    assert _feed(MotionGate(MotionConfig(confirm_reads=3)), [tray] * 6) == "RRRuuu"
+
+
+def test_reset_forgets_the_stream() -> None:
+    gate = MotionGate()
+    tray = _tray()
+    _feed(gate, [tray] * 4)
+    gate.reset()
+    assert _feed(gate, [tray] * 3) == "RRu"
+
+
+def test_a_tray_that_never_stops_moving_is_still_read_now_and_then() -> None:
+    rng = np.random.default_rng(2)
+    frames = [rng.integers(0, 256, (120, 160, 3), np.uint8) for _ in range(31)]
+    seen = _feed(MotionGate(MotionConfig(patience=10)), frames)
+    assert seen[0] == "R" and seen[1:] == ("M" * 9 + "R") * 3
+
+
+def test_switched_off_every_frame_is_read() -> None:
+    tray = _tray()
+    assert _feed(MotionGate(MotionConfig(enabled=False)), [tray] * 4) == "RRRR"
