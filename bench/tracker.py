@@ -81,7 +81,7 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int],
             for ev in events:
                 if isinstance(ev, tk.Roll):
                     # On the phones once the frame's work is done on the slower machine.
-                    delays.append(ev.t - ev.since_t + table.frame_cost())
+                    delays.append(ev.t - ev.since_t + table.pace.cost())
             handle(events)
 
         def watch_ask(kind: str, reason: str, *args: object, **kw: object) -> None:
@@ -107,8 +107,8 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int],
         unread = sum(d.value is None for got in live for d in got[0])
         store.close()
         return {"frames": table.stats.frames, "wall": wall, "read": read_time[0],
-                "reads": table.stats.reads, "reused": table.stats.reused,
-                "moving": table.stats.moving, "dropped": table.stats.dropped,
+                "reads": table.pace.reads, "reused": table.pace.reused,
+                "moving": table.pace.moving, "dropped": table.pace.dropped,
                 "delays": delays, "turns": len(script), "asked": len(asked_turns),
                 "by_hand": table.stats.by_hand, "reasons": reasons,
                 "settled": table.stats.settled_by_place, "unread": unread,
@@ -148,7 +148,7 @@ def still_tray_cpu(size: tuple[int, int], seconds: float = 20.0) -> tuple[float,
             time.sleep(0.05)
         table.stop()
         cpu = time.process_time() - t0
-        stats = {"reads": table.stats.reads, "reused": table.stats.reused}
+        stats = {"reads": table.pace.reads, "reused": table.pace.reused}
         store.close()
     return cpu / seconds, stats
 

@@ -81,3 +81,32 @@ def test_a_tray_that_never_stops_moving_is_still_read_now_and_then() -> None:
 def test_switched_off_every_frame_is_read() -> None:
     tray = _tray()
     assert _feed(MotionGate(MotionConfig(enabled=False)), [tray] * 4) == "RRRR"
+
+
+class _BusyReader:
+    """Reads nothing, but takes CPU time as a reader does."""
+
+    def read(self, frame: np.ndarray) -> list:
+        sum(i * i for i in range(200_000))
+        return []
+
+
+def test_a_slower_machine_drops_the_frames_that_come_while_it_is_busy() -> None:
+    from vision.pace import Pace
+
+    tray = _tray()
+    frames = [(i / 15, tray if i < 20 else tray[::-1].copy()) for i in range(40)]
+
+    def run(pace: Pace) -> Pace:
+        for t, image in frames:
+            if pace.busy(t):
+                continue
+            pace.start()
+            pace.dice(_BusyReader(), image)
+            pace.done(t)
+        return pace
+
+    here, slow = run(Pace()), run(Pace(cpu_factor=200.0))
+    assert here.dropped == 0 and here.reads + here.reused + here.moving == 40
+    assert slow.dropped > 0 and slow.reads + slow.reused + slow.moving + slow.dropped == 40
+    assert slow.reads < here.reads  # the changed tray is read once it is free again

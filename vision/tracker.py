@@ -28,7 +28,6 @@ turn (`TurnFacts`) by its owner.
 from __future__ import annotations
 
 import math
-import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -36,7 +35,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from .motion import MotionGate
+from .pace import Pace
 from .reader import CERTAIN, DieRead, box_side, face_side
 
 __all__ = [
@@ -758,43 +757,30 @@ def _pip_sizes(image: np.ndarray, dice: Sequence[DieRead], sizes: dict[int, floa
 
 def track_stream(frames: Iterable[tuple[int, float, np.ndarray | None]], reader: Reader,
                  facts: TurnFacts | None = None, tracker: TurnTracker | None = None,
-                 gate: MotionGate | None = None, cpu_factor: float | None = None
-                 ) -> Iterator[Event]:
+                 pace: Pace | None = None) -> Iterator[Event]:
     """Replay a recorded stream: read its frames, yield events in stream order.
 
-    With a `gate` (`vision.motion`), as the live table does, frames of a moving tray are not
-    read and a still tray that has not changed since it was read is given that read again.
-    With `cpu_factor` K the replay lives as a machine K times slower would: each frame's
-    work costs K times its CPU time here, and frames that come while it is still busy are
-    dropped, as a live camera drops them. A frame given as None (a source that lost it) is
-    skipped like a dropped frame. At the end of the stream, a removal still waiting for its
-    hold time is reported (`flush`), so the last turn of a recording is not lost. Pass
-    `tracker` to replay with other windows.
+    Frames are read at `pace` (`vision.pace`: the motion gate as the live table has it, and a
+    slower machine's clock if asked); every frame is read without one. A frame given as None
+    (a source that lost it) is skipped like a dropped frame. At the end of the stream, a
+    removal still waiting for its hold time is reported (`flush`), so the last turn of a
+    recording is not lost. Pass `tracker` to replay with other windows.
     """
     if tracker is None:
         tracker = TurnTracker(facts)
     elif facts is not None:
         tracker.expect(facts)
-    busy_until = -math.inf
-    last: Sequence[DieLike] | None = None
     for index, t, image in frames:
-        if image is None or (cpu_factor is not None and t < busy_until):
+        if image is None:
             continue
-        start = time.thread_time()
-        dice: Sequence[DieLike] | None
-        if gate is None:
-            dice = reader.read(image)
-        else:
-            motion = gate.look(image)
-            if motion.moving and not motion.read:
-                dice = None
-            elif motion.reuse and last is not None:
-                dice = last
-            else:
-                dice = last = reader.read(image)
-                gate.was_read(image)
+        if pace is None:
+            yield from tracker.feed(index, t, reader.read(image), image)
+            continue
+        if pace.busy(t):
+            continue
+        pace.start()
+        dice = pace.dice(reader, image)
         events = tracker.feed(index, t, dice, image) if dice is not None else []
-        if cpu_factor is not None:
-            busy_until = t + (time.thread_time() - start) * cpu_factor
+        pace.done(t)
         yield from events
     yield from tracker.flush()

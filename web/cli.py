@@ -323,7 +323,8 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 # --- track / serve ------------------------------------------------------------------------
 def cmd_track(args: argparse.Namespace) -> int:
-    from vision.motion import MotionGate
+    from vision.motion import MotionConfig
+    from vision.pace import Pace
     from vision.sources import SourceError, open_source
     from vision.tracker import track_stream
 
@@ -341,8 +342,8 @@ def cmd_track(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     with source:
         frames = ((f.index, f.t, f.image) for f in source)
-        gate = None if args.every_frame else MotionGate()
-        for ev in track_stream(frames, reader, gate=gate, cpu_factor=args.cpu_factor):
+        pace = Pace(MotionConfig(enabled=not args.every_frame), args.cpu_factor)
+        for ev in track_stream(frames, reader, pace=pace):
             d = ev.to_dict()
             if args.json:
                 print(json.dumps(d), flush=True)

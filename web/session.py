@@ -33,7 +33,8 @@ from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore, StorageFull, StoredGame
 from vision import tracker as tk
 from vision.demo import DemoSource, Timing, Turn
-from vision.motion import MotionConfig, MotionGate
+from vision.motion import MotionConfig
+from vision.pace import Pace
 from vision.profile import Profile
 from vision.sources import FolderSource, Source, open_source
 
@@ -110,10 +111,6 @@ class SessionStats:
     last_error: str = ""
     last_error_at: float = 0.0  # time.time() of `last_error`, for "how long ago" on the pages
     errors: int = 0  # frames, photos and events that failed and were passed over
-    reads: int = 0  # frames the reader read
-    reused: int = 0  # still frames given the last read again (the tray had not changed)
-    moving: int = 0  # frames not read because the tray was moving
-    dropped: int = 0  # replays at `cpu_factor`: frames that came while the loop was busy
 
 
 def facts_for(state: GameState) -> tk.TurnFacts | None:
@@ -240,12 +237,9 @@ class TableSession:
     ) -> None:
         self.store = store
         self.reader_threads = reader_threads
-        # Replays only: play as a machine this many times slower would live, each frame's
-        # work costing that many times its CPU time here, and the frames that come while
-        # the loop is still busy dropped, as a live camera drops them.
-        self.cpu_factor = cpu_factor
-        self._busy_until = -1.0  # stream time at which the slower machine is free again
-        self.frame_cpu_start = 0.0  # thread CPU time at the start of the frame in hand
+        # Which frames are read (`vision.pace`): the motion gate, and for a replay a slower
+        # machine's clock.
+        self.pace = Pace(motion, cpu_factor)
         self.data_dir = Path(data_dir)
         self.photos = self.data_dir / "photos"
         self.source_spec = source_spec
@@ -278,7 +272,6 @@ class TableSession:
         self._next_pending = 1
         self.stats = SessionStats()
         self.tracker = tk.TurnTracker()
-        self.motion = MotionGate(motion)
         self.source: Source | None = None
         self.camera_state = "starting"
         self.camera_message = ""
@@ -318,7 +311,6 @@ class TableSession:
         self._stream_t = 0.0
         self._draining = False
         self._latest: tuple[int, np.ndarray, list[Any]] | None = None
-        self._read_dice: list[Any] | None = None  # the motion gate's last read
         self._preview: tuple[int, bytes] | None = None
         self._preview_wanted = -PREVIEW_WANTED_S  # when a camera viewer last asked for it
         self._script_base = 0
@@ -380,9 +372,9 @@ class TableSession:
             from vision.reader import DiceReader
 
             self.reader = DiceReader(profile, threads=self.reader_threads)
-        motion = getattr(self, "motion", None)
-        if motion is not None:
-            motion.reset()  # the next frame is read under the new profile
+        pace = getattr(self, "pace", None)
+        if pace is not None:
+            pace.reset()  # the next frame is read under the new profile
         source = getattr(self, "source", None)
         if source is not None:
             self._apply_camera(source)
@@ -715,8 +707,7 @@ class TableSession:
             self._pause(self.retry_after)
             return False
         self._apply_camera(self.source)
-        self.motion.reset()
-        self._read_dice = None
+        self.pace.reset()
         self._draining = False
         try:
             self._loop(self.source)
@@ -828,10 +819,9 @@ class TableSession:
                         self._drain()
                     return
                 continue
-            if self.cpu_factor is not None and frame.t < self._busy_until:
-                self.stats.dropped += 1
+            if self.pace.busy(frame.t):
                 continue
-            self.frame_cpu_start = time.thread_time()
+            self.pace.start()
             now = self.last_frame_at = time.monotonic()
             times.append(now)
             if len(times) > 1:
@@ -842,18 +832,12 @@ class TableSession:
                 self._encode_preview()
             except Exception as exc:
                 self._failed(f"frame {frame.index}", exc)
-            if self.cpu_factor is not None:
-                self._busy_until = frame.t + self.frame_cost()
             else:
                 # An error stays on the pages a while, so people see it, not just a flicker.
                 if (self.camera_state != "error"
                         or time.time() - self.stats.last_error_at >= self.error_hold):
                     self._camera(source.message, source.state)
-
-    def frame_cost(self) -> float:
-        """The seconds the frame in hand has cost so far, on the machine `cpu_factor` plays
-        (this one without it)."""
-        return (time.thread_time() - self.frame_cpu_start) * (self.cpu_factor or 1.0)
+            self.pace.done(frame.t)
 
     def _frame(self, source: Source, frame: Any) -> None:
         """One frame: read the dice, feed the tracker, act on what it saw."""
@@ -861,23 +845,14 @@ class TableSession:
         if self._calibrating() is not None:
             self._calibrate(source, frame)
             return
-        motion = self.motion.look(frame.image)
-        if motion.moving and not motion.read:
-            # Dice tumbling or a hand over the tray: a read would be stale before it ended.
-            self.stats.moving += 1
+        try:
+            dice = self.pace.dice(self.reader, frame.image)
+        except (ValueError, cv2.error) as exc:
+            self.stats.last_error = f"frame {frame.index}: {exc}"
             return
-        if motion.reuse and self._read_dice is not None:
-            dice = self._read_dice  # the tray has not changed since it was read
-            self.stats.reused += 1
-        else:
-            try:
-                dice = self.reader.read(frame.image)
-            except (ValueError, cv2.error) as exc:
-                self.stats.last_error = f"frame {frame.index}: {exc}"
-                return
-            self.motion.was_read(frame.image)
-            self._read_dice = dice
-            self.stats.reads += 1
+        if dice is None:
+            return  # dice tumbling or a hand over the tray: a read would be stale at once
+        dice = list(dice)
         self._stream_t = frame.t
         truth = frame.meta.get("truth") if self.demo else None
         self._latest = (frame.index, frame.image, dice)
