@@ -294,6 +294,7 @@ class TableSession:
         self.error_hold = 30.0  # s an error stays on the pages after frames go through again
         # The frame files a finished folder or file source played: not played again.
         self._played: set[tuple[str, int, int]] = set()
+        self._playing: set[tuple[str, int, int]] = set()  # the open source's entries
         self.last_roll: dict[str, Any] | None = None
         self._script: deque[Turn] = deque()
         self._stop = threading.Event()
@@ -658,11 +659,17 @@ class TableSession:
                               size=self.demo_size, timing=self.demo_timing,
                               realtime=self.realtime)
         source = open_source(self.source_spec, realtime=self.realtime)
-        if isinstance(source, FolderSource) and self._played:
-            # A folder picked up again: only its new frames (the others are in the game).
-            source.files = [p for p in source.files if _stamp(p) not in self._played]
-            if not source.files:
-                source.close()
+        if isinstance(source, FolderSource):
+            if self._played:
+                # A folder picked up again: only its new frames (the others are in the game).
+                source.files = [p for p in source.files if _stamp(p) not in self._played]
+                if not source.files:
+                    source.close()
+            # What this source plays, as it was when opened: a frame written while it played
+            # is not among them, and is picked up next time.
+            self._playing = {_stamp(p) for p in source.files}
+        else:
+            self._playing = self._source_entries()
         return source
 
     def _demo_script(self) -> Iterator[Turn]:
@@ -735,7 +742,7 @@ class TableSession:
         elif not self.demo:
             # A recording played to its end. It is not replayed (its rolls are in the game),
             # but a folder that gets new frames, or a file put back, is picked up again.
-            self._played |= self._source_entries()
+            self._played |= self._playing
             self._camera(f"{self.camera_message or 'the source ended'}; waiting for new "
                          "frames", "closed")
         return False
