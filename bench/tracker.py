@@ -109,6 +109,7 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int],
         return {"frames": table.stats.frames, "wall": wall, "read": read_time[0],
                 "reads": table.pace.reads, "reused": table.pace.reused,
                 "moving": table.pace.moving, "dropped": table.pace.dropped,
+                "removals": table.pace.removals,
                 "delays": delays, "turns": len(script), "asked": len(asked_turns),
                 "by_hand": table.stats.by_hand, "reasons": reasons,
                 "settled": table.stats.settled_by_place, "unread": unread,
@@ -176,7 +177,8 @@ def report(k: float, results: list[dict]) -> None:
     print(f"  frames: {frames} came, {sum(r['reads'] for r in results)} read, "
           f"{sum(r['reused'] for r in results)} given the last read again, "
           f"{sum(r['moving'] for r in results)} moving, "
-          f"{sum(r['dropped'] for r in results)} dropped while busy")
+          f"{sum(r['dropped'] for r in results)} dropped while busy; "
+          f"{sum(r['removals'] for r in results)} changes seen as dice leaving, unread")
 
 
 def main(argv: list[str] | None = None) -> int:

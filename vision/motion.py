@@ -17,6 +17,7 @@ detector runs), cut down to a tray that is either still or not.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -69,6 +70,7 @@ class MotionGate:
         self._read: np.ndarray | None = None  # the copy of the frame last read
         self._reads_since_change = 0
         self._moving_for = 0  # frames moving in a row
+        self.settled = False
 
     def small(self, image: np.ndarray) -> np.ndarray:
         """The frame as the gate compares it: grey, `width` wide, lightly blurred."""
@@ -112,9 +114,64 @@ class MotionGate:
         """The reader has read this frame: later frames are compared with it."""
         self._read = self.small(image)
         self._reads_since_change += 1
+        # The last read is of a settled tray once it is confirmed (see `removed`).
+        self.settled = self._reads_since_change >= self.config.confirm_reads
+
+    def removed(self, boxes: Sequence[Sequence[float]], shape: Sequence[int]
+                ) -> list[int] | None:
+        """Which of the last read's dice (`boxes`, in the frame's pixels; the frame of `shape`)
+        have left the tray, where that is all that changed since the read; None where anything
+        else changed (a die moved or a new one came, a hand, the light) or the tray was not
+        settled, and the reader must look.
+
+        A die that left changed its own box and left floor there: its box now looks like the
+        floor around it. Nothing changed outside the dice's boxes."""
+        if not self.settled or self._read is None or self._previous is None:
+            return None
+        before, now = self._read, self._previous
+        if before.shape != now.shape:
+            return None
+        k = now.shape[1] / float(shape[1])
+        changed = cv2.absdiff(before, now) > self.config.level
+        h, w = now.shape
+        inside = np.zeros_like(changed)
+        cells = []
+        for b in boxes:
+            x0, y0, x1, y1 = (float(v) * k for v in b)
+            pad = 0.25 * max(x1 - x0, y1 - y0) + 1
+            cell = (max(0, int(x0 - pad)), max(0, int(y0 - pad)),
+                    min(w, int(np.ceil(x1 + pad))), min(h, int(np.ceil(y1 + pad))))
+            cells.append(cell)
+            inside[cell[1]:cell[3], cell[0]:cell[2]] = True
+        if np.count_nonzero(changed & ~inside) > self.config.share * changed.size:
+            return None
+        gone = []
+        for i, (a0, b0, a1, b1) in enumerate(cells):
+            if a1 - a0 < 2 or b1 - b0 < 2:
+                return None
+            if not np.mean(changed[b0:b1, a0:a1]) > 0.1:
+                continue  # this die stayed
+            # Left floor behind: the cell is now as even as the floor, and as light.
+            ring = now[max(0, 2 * b0 - b1):min(h, 2 * b1 - b0),
+                       max(0, 2 * a0 - a1):min(w, 2 * a1 - a0)].astype(np.float32)
+            cell = now[b0:b1, a0:a1].astype(np.float32)
+            floor = float(np.median(ring))
+            if (abs(float(np.median(cell)) - floor) > self.config.level
+                    or float(np.percentile(np.abs(cell - floor), 90)) > 2 * self.config.level):
+                return None
+            gone.append(i)
+        return gone or None
+
+    def confirm(self, image: np.ndarray) -> None:
+        """The frame's dice were worked out without the reader (`removed`): later frames are
+        compared with it, and given those dice, as after a confirmed read."""
+        self._read = self.small(image)
+        self._reads_since_change = self.config.confirm_reads
+        self.settled = True
 
     def reset(self) -> None:
         """Forget what was seen (a new stream, a new camera)."""
         self._previous = self._read = None
         self._reads_since_change = 0
         self._moving_for = 0
+        self.settled = False

@@ -35,6 +35,7 @@ class Pace:
         self.gate = MotionGate(motion)
         self.cpu_factor = cpu_factor
         self.reads = self.reused = self.moving = self.dropped = 0
+        self.removals = 0  # changes worked out as dice leaving, without a read
         self._last: Sequence[Any] | None = None
         self._busy_until = -math.inf
         self._started = 0.0
@@ -71,6 +72,14 @@ class Pace:
         if motion.reuse and self._last is not None:
             self.reused += 1
             return self._last
+        if motion.changed and self._last is not None:
+            gone = self.gate.removed([d.bbox for d in self._last], image.shape)
+            if gone is not None:
+                # Dice left and nothing else changed: the placement needs no read.
+                self._last = [d for i, d in enumerate(self._last) if i not in set(gone)]
+                self.gate.confirm(image)
+                self.removals += 1
+                return self._last
         dice = reader.read(image)
         self.gate.was_read(image)
         self._last = dice
