@@ -332,6 +332,10 @@ def cmd_track(args: argparse.Namespace) -> int:
         raise UsageError("--fps must be positive")
     if args.cpu_factor is not None and not 0 < args.cpu_factor <= 100:
         raise UsageError("--cpu-factor must be above 0 and at most 100")
+    if args.threads is None:
+        # The slower machine's clock is the loop thread's CPU time: nets on other threads
+        # would go uncounted.
+        args.threads = 1 if args.cpu_factor is not None else _cores()
     src_path = Path(args.source)
     if not src_path.exists():
         raise UsageError(f"{args.source}: no such folder or video file")
@@ -792,8 +796,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "that come while it is busy are dropped")
     p.add_argument("--every-frame", action="store_true",
                    help="read every frame, not only when the tray changed and came to rest")
-    p.add_argument("--threads", type=_threads, default=_cores(),
-                   help="cores the reader's nets may use (default: all, %(default)s here)")
+    p.add_argument("--threads", type=_threads, default=None,
+                   help="cores the reader's nets may use (default: all, or 1 with "
+                        "--cpu-factor, whose clock counts the loop's own thread)")
     p.set_defaults(func=cmd_track)
 
     p = sub.add_parser("calibrate", help="learn this table's tray, light and dice colours")
