@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
+from tests.test_reader import _glare
 from vision.certainty import DOUBTS
 from vision.config import ReaderConfig
 from vision.evaluate import iou
@@ -118,17 +119,6 @@ def test_glare_in_the_middle_of_a_two_or_four_is_glare(seed: int):
     assert all(r.doubts == () for r in clean)
     # The glare code is the pip rule's: without the second opinion nothing says glare.
     assert not any("glare" in r.doubts for r in reader_with(pips__second_opinion=False).read(img))
-
-
-def _glare(img: np.ndarray, box: list[float]) -> np.ndarray:
-    """A soft lamp reflection over the middle of the die's top face, 85% towards white."""
-    x0, y0, x1, y1 = box
-    side = max(x1 - x0, y1 - y0)
-    spot = np.zeros(img.shape[:2], np.float32)
-    cv2.ellipse(spot, (int((x0 + x1) / 2), int((y0 + y1) / 2)),
-                (int(side * 0.3), int(side * 0.18)), 30, 0, 360, 1.0, -1)
-    spot = cv2.GaussianBlur(spot, (0, 0), side * 0.06)[..., None] * 0.85
-    return (img * (1 - spot) + 255 * spot).clip(0, 255).astype(np.uint8)
 
 
 def _told(p_face: float, face: int):

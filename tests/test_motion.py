@@ -19,7 +19,7 @@ def _feed(gate: MotionGate, frames: list[np.ndarray]) -> str:
     for f in frames:
         m = gate.look(f)
         if m.read:
-            gate.was_read(f)
+            gate.was_read()
         out.append("R" if m.read else "M" if m.moving else "u")
     return "".join(out)
 
@@ -150,7 +150,7 @@ def test_a_die_that_moves_or_comes_is_no_removal() -> None:
     box = (w / 2 - 30, h / 2 - 30, w / 2 + 30, h / 2 + 30)
     for _ in range(3):
         if gate.look(tray).read:
-            gate.was_read(tray)
+            gate.was_read()
     assert gate.settled
     moved = tray.copy()
     patch = tray[h // 2 - 30:h // 2 + 30, w // 2 - 30:w // 2 + 30].copy()
@@ -160,7 +160,7 @@ def test_a_die_that_moves_or_comes_is_no_removal() -> None:
     gate.reset()
     for _ in range(3):
         if gate.look(tray).read:
-            gate.was_read(tray)
+            gate.was_read()
     came = tray.copy()
     came[10:70, 10:70] = patch  # a die where there was none
     assert gate.look(came).changed

@@ -62,7 +62,7 @@ class Motion:
 
 class MotionGate:
     """Says, frame by frame, whether the reader must look (`look`), and is told when it did
-    (`was_read`). One per camera stream."""
+    (`was_read`, of the frame it last looked at). One per camera stream."""
 
     def __init__(self, config: MotionConfig | None = None) -> None:
         self.config = config or MotionConfig()
@@ -110,9 +110,9 @@ class MotionGate:
             return Motion(False, changed, True, False, share)
         return Motion(False, False, False, True, share)
 
-    def was_read(self, image: np.ndarray) -> None:
-        """The reader has read this frame: later frames are compared with it."""
-        self._read = self.small(image)
+    def was_read(self) -> None:
+        """The reader has read the frame last looked at: later frames are compared with it."""
+        self._read = self._previous
         self._reads_since_change += 1
         # The last read is of a settled tray once it is confirmed (see `removed`).
         self.settled = self._reads_since_change >= self.config.confirm_reads
@@ -162,10 +162,10 @@ class MotionGate:
             gone.append(i)
         return gone or None
 
-    def confirm(self, image: np.ndarray) -> None:
-        """The frame's dice were worked out without the reader (`removed`): later frames are
-        compared with it, and given those dice, as after a confirmed read."""
-        self._read = self.small(image)
+    def confirm(self) -> None:
+        """The dice of the frame last looked at were worked out without the reader (`removed`):
+        later frames are compared with it, and given those dice, as after a confirmed read."""
+        self._read = self._previous
         self._reads_since_change = self.config.confirm_reads
         self.settled = True
 

@@ -76,12 +76,13 @@ class Pace:
             gone = self.gate.removed([d.bbox for d in self._last], image.shape)
             if gone is not None:
                 # Dice left and nothing else changed: the placement needs no read.
-                self._last = [d for i, d in enumerate(self._last) if i not in set(gone)]
-                self.gate.confirm(image)
+                left = set(gone)
+                self._last = [d for i, d in enumerate(self._last) if i not in left]
+                self.gate.confirm()
                 self.removals += 1
                 return self._last
         dice = reader.read(image)
-        self.gate.was_read(image)
+        self.gate.was_read()
         self._last = dice
         self.reads += 1
         return dice

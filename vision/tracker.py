@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
+from .motion import MotionConfig
 from .pace import Pace
 from .reader import CERTAIN, DieRead, box_side, face_side
 
@@ -770,13 +771,10 @@ def track_stream(frames: Iterable[tuple[int, float, np.ndarray | None]], reader:
         tracker = TurnTracker(facts)
     elif facts is not None:
         tracker.expect(facts)
+    if pace is None:
+        pace = Pace(MotionConfig(enabled=False))  # every frame read
     for index, t, image in frames:
-        if image is None:
-            continue
-        if pace is None:
-            yield from tracker.feed(index, t, reader.read(image), image)
-            continue
-        if pace.busy(t):
+        if image is None or pace.busy(t):
             continue
         pace.start()
         dice = pace.dice(reader, image)

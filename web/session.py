@@ -373,9 +373,7 @@ class TableSession:
             from vision.reader import DiceReader
 
             self.reader = DiceReader(profile, threads=self.reader_threads)
-        pace = getattr(self, "pace", None)
-        if pace is not None:
-            pace.reset()  # the next frame is read under the new profile
+        self.pace.reset()  # the next frame is read under the new profile
         source = getattr(self, "source", None)
         if source is not None:
             self._apply_camera(source)
