@@ -74,10 +74,16 @@ class Pending:
         gone = self.seen_place is not None or self.taken is not None
         return self.kind == "place" or (self.reason == "unsure" and gone)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "kind": self.kind, "reason": self.reason,
-                "message": self.message, "candidates": list(self.candidates),
-                "dice": self.dice, "photo": self.photo}
+    def to_dict(self, state: GameState | None = None, roll_open: bool = False
+                ) -> dict[str, Any]:
+        """The question as the pages show it; with the game's `state`, also whose dice they
+        are and the answers the rules accept now, the likely one first (`answers`)."""
+        out: dict[str, Any] = {"id": self.id, "kind": self.kind, "reason": self.reason,
+                               "message": self.message, "candidates": list(self.candidates),
+                               "dice": self.dice, "photo": self.photo}
+        if state is not None:
+            out.update(answers_for(self, state, roll_open))
+        return out
 
 
 @dataclass
@@ -147,6 +153,52 @@ def facts_for_roll(state: GameState, dice: Any) -> tk.TurnFacts | None:
         if big == seen and sum(pool.values()) == facts.dice_count:
             return replace(facts, big_count=big)
     return facts
+
+
+def answers_for(p: Pending, state: GameState, roll_open: bool = False) -> dict[str, Any]:
+    """Whose dice a question shows, and the answers to offer, likely first.
+
+    "confirm" (the dice as read) is offered only when the rules take that roll now, so no
+    answer the table is offered fails; a roll of someone else's dice leads with "dismiss"
+    (it was no roll: the last player's dice seen again, say), a misread one with "correct".
+    """
+    if p.kind == "place":
+        return {"colour": None, "player": None,
+                "answers": [{"do": "value", "label": f"They took the {v}s", "value": v}
+                            for v in p.candidates]}
+    players = {pl.colour for pl in state.players}
+    counts = Counter(str(d.get("colour")) for d in p.dice if d.get("colour") in players)
+    colour = counts.most_common(1)[0][0] if counts else None
+    player = state.owner(colour) if colour is not None else None
+    accepted = _roll_accepted(p.dice, state, roll_open)
+    n = len(p.dice)
+    confirm = {"do": "confirm", "label": f"Confirm these {n} {'die' if n == 1 else 'dice'}"}
+    correct = {"do": "correct", "label": "Correct the dice"}
+    dismiss = {"do": "dismiss", "label": "That was no roll: ignore it"}
+    mover = state.current_player()
+    if accepted:
+        answers = [confirm, correct, dismiss]
+    elif player is not None and mover is not None and player != mover:
+        dismiss = {**dismiss, "label": f"Those were {player}'s dice: no roll, ignore it"}
+        answers = [dismiss, correct]
+    else:
+        answers = [correct, dismiss]
+    return {"colour": colour, "player": player, "answers": answers}
+
+
+def _roll_accepted(dice: list[dict], state: GameState, roll_open: bool) -> bool:
+    """Whether confirming `dice` as read would be taken by the rules (on a copy of the game)."""
+    if not dice or any(d.get("value") is None for d in dice):
+        return False
+    try:
+        roll = Roll(tuple(_die(d, i) for i, d in enumerate(dice)))
+        trial = state.clone()
+        if roll_open and trial.phase == "choose":
+            trial.undo()  # confirming replaces the roll the camera applied
+        trial.apply_action(roll)
+    except (RulesError, ValueError):
+        return False
+    return True
 
 
 def table_colours(state: GameState) -> tuple[str, ...]:
@@ -257,6 +309,9 @@ class TableSession:
         self.edition, self.options, self.seed = edition, dict(options or {}), seed
         self.player_list = players or default_players(4)
         self.auto_deal = auto_deal
+        # The demo's own games deal as the session was started, whatever the host chose
+        # for a game of theirs (a game dealt by hand would wait for a host who is not there).
+        self._demo_auto_deal = auto_deal
         self.demo_answer_after = demo_answer_after
         self.next_game_after = next_game_after
         self.realtime = realtime
@@ -315,6 +370,7 @@ class TableSession:
         self._preview: tuple[int, bytes] | None = None
         self._preview_wanted = -PREVIEW_WANTED_S  # when a camera viewer last asked for it
         self._script_base = 0
+        self._answers: dict[tuple[int, str, int, bool], dict[str, Any]] = {}
         # Whether the host ended a game early (kept by the web layer); the camera then leaves
         # that game alone, and the demo starts its next one.
         self.is_ended: Callable[[str], bool] = lambda game_id: False
@@ -338,19 +394,44 @@ class TableSession:
     def new_game(self, config: GameConfig) -> StoredGame:
         """Start another game (the table page's "new game"); pending questions are dropped."""
         with self.lock:
-            self.game = self.store.create(config)
-            self.pending.clear()
+            return self._switch(self.store.create(config))
+
+    def resume_game(self, game_id: str) -> StoredGame:
+        """Play on a saved game (the table page's list); KeyError if there is no such game.
+
+        A game that cannot be read (`StoreError`) is refused and the current one kept.
+        """
+        with self.lock:
+            if game_id == self.game.id:
+                return self.game
+            if not any(g["game_id"] == game_id for g in self.store.list_games()):
+                raise KeyError(game_id)
+            return self._switch(self.store.load(game_id))
+
+    def _switch(self, game: StoredGame) -> StoredGame:
+        """Make `game` the table's game: what the camera and the table were asked about the
+        last one is dropped, and the tracker starts afresh."""
+        with self.lock:
+            self.game = game
+            self.game_ended()
             self._script.clear()
             self.last_roll = None
-            self._roll_open = False
-            self._queued = None
-            self._held = None
+            self._roll_open = game.state.phase == "choose"
             self.tracker = tk.TurnTracker()
             self._after_change()
             source = self.source
         if self.demo and source is not None:
             source.close()  # the demo camera starts playing the new game
         return self.game
+
+    def game_ended(self) -> None:
+        """The host ended the game: no question about it stays open, and no roll is held."""
+        with self.lock:
+            self.pending.clear()
+            self._queued = None
+            self._held = None
+            self._roll_open = False
+            self._after_change()
 
     def ask(self, kind: str, reason: str, message: str, candidates: list[int],
             dice: list[dict], photo: str | None = None) -> None:
@@ -483,7 +564,7 @@ class TableSession:
             return {
                 "game_id": self.game.id,
                 **state,
-                "pending": [p.to_dict() for p in self.pending],
+                "pending": self.pending_dicts(),
                 "last_roll": self.last_roll,
                 "roll_held": self._held is not None,
                 "camera": {"source": self.source_spec, "state": self.camera_state,
@@ -498,6 +579,21 @@ class TableSession:
                 "calibration": self.calibration_summary(),
                 "version": self.version,
             }
+
+    def pending_dicts(self) -> list[dict[str, Any]]:
+        """The open questions as the pages show them, with the answers the rules accept."""
+        with self.lock:
+            state, seq = self.game.state, self.game.state.seq
+            out = []
+            for p in self.pending:
+                key = (p.id, self.game.id, seq, self._roll_open)
+                cached = self._answers.get(key)
+                if cached is None:
+                    cached = self._answers[key] = answers_for(p, state, self._roll_open)
+                out.append({**p.to_dict(), **cached})
+            if len(self._answers) > 64:
+                self._answers.clear()
+            return out
 
     def _after_change(self) -> None:
         self.version += 1
@@ -731,6 +827,7 @@ class TableSession:
             self._pause(self.next_game_after, idle=True)
             with self.lock:
                 self.game = self._new_game(self.game.state.config.seed + 1)
+                self.auto_deal = self._demo_auto_deal
                 self.pending.clear()
                 self._held = None
                 self._script.clear()
