@@ -12,21 +12,35 @@ from __future__ import annotations
 
 import errno
 import json
+import shutil
 import socket
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, Response, jsonify, request, session
 from werkzeug.exceptions import HTTPException
 
-from scorekeeper import Deal, RulesError, StoreError, action_from_dict
+from scorekeeper import (
+    EDITIONS,
+    ConfigError,
+    Deal,
+    GameState,
+    RulesError,
+    StoreError,
+    action_from_dict,
+    make_edition,
+)
 from scorekeeper.store import StorageFull
 
 from .auth import HostFile, LoginGuard, pin_matches
 from .pages import (
+    GAME_ID,
+    MAX_PLAYERS,
     BadRequest,
     DisplayStore,
     Slotted,
@@ -54,6 +68,10 @@ LIVE_CLIENTS = 48  # live-update streams at once: each holds a server thread
 # Threads for everything else (pages, /api/state, the host's taps) beyond the streams' own,
 # so no number of phones watching can take them all.
 REQUEST_THREADS = 12
+# Widths a photo is sent at (`/api/photo/...?w=N` gets the widest of them that is <= N), so
+# a phone showing a thumbnail gets a few kilobytes instead of the camera's whole picture.
+PHOTO_WIDTHS = (80, 160, 240, 320, 480, 640, 800, 960, 1280, 1600)
+THUMBS_KEPT = 128  # scaled photos kept in memory (about 10-60 KB each)
 
 
 @dataclass
@@ -122,6 +140,158 @@ class ApiError(Exception):
         self.retry_after = retry_after
 
 
+class Thumbnails:
+    """Photos scaled down to a width, encoded once and kept in memory.
+
+    Keyed by the file's size and modification time too, so a photo written again under its
+    name is scaled again; the oldest entries go first once `kept` are held.
+    """
+
+    def __init__(self, kept: int = THUMBS_KEPT) -> None:
+        self.kept = kept
+        self.lock = threading.Lock()
+        self.cache: OrderedDict[tuple[str, int, int, int], bytes] = OrderedDict()
+
+    def get(self, path: Path, width: int) -> bytes | None:
+        """The JPEG of `path` at most `width` px wide; None if it cannot be read."""
+        import cv2
+        import numpy as np
+
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key = (str(path), st.st_mtime_ns, st.st_size, width)
+        with self.lock:
+            if key in self.cache:
+                self.cache.move_to_end(key)
+                return self.cache[key]
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        image = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR)
+        if image is None:
+            return None
+        h, w = image.shape[:2]
+        if w <= width:
+            data = raw
+        else:
+            small = cv2.resize(image, (width, max(1, round(h * width / w))),
+                               interpolation=cv2.INTER_AREA)
+            ok, buf = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 80])
+            if not ok:
+                return None
+            data = buf.tobytes()
+        with self.lock:
+            self.cache[key] = data
+            while len(self.cache) > self.kept:
+                self.cache.popitem(last=False)
+        return data
+
+
+def photo_path(data_dir: Path, game_id: str, name: str) -> Path | None:
+    """A stored roll photo's file, refusing anything outside the photos folder."""
+    try:
+        base = (Path(data_dir) / "photos").resolve()
+        path = (base / game_id / name).resolve()
+    except (OSError, ValueError):
+        return None
+    if base not in path.parents or not path.is_file():
+        return None
+    return path
+
+
+def photo_width(raw: str | None) -> int | None:
+    """`?w=N` of a photo: None for the whole photo, else the widest allowed width <= N."""
+    if raw is None:
+        return None
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if not PHOTO_WIDTHS[0] <= n <= PHOTO_WIDTHS[-1]:
+        raise ApiError(400, f"w: a width in pixels from {PHOTO_WIDTHS[0]} to "
+                            f"{PHOTO_WIDTHS[-1]}", "w")
+    return max(w for w in PHOTO_WIDTHS if w <= n)
+
+
+class RemovedGames:
+    """Games the host deleted from the table page, kept out of every list.
+
+    The game log itself is append-only, so a deleted game's photos and display options are
+    removed and its id is written to `data_dir/deleted-games.json` (atomically).
+    """
+
+    FILENAME = "deleted-games.json"
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = Path(data_dir) / self.FILENAME
+        self.lock = threading.Lock()
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+        except (OSError, ValueError):
+            data = []
+        self.ids: set[str] = {g for g in data if isinstance(g, str)} if isinstance(
+            data, list) else set()
+
+    def __contains__(self, game_id: object) -> bool:
+        with self.lock:
+            return game_id in self.ids
+
+    def _save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(sorted(self.ids)), "utf-8")
+        tmp.replace(self.path)
+
+    def add(self, game_id: str) -> None:
+        with self.lock:
+            self.ids.add(game_id)
+            self._save()
+
+    def discard(self, game_id: str) -> None:
+        with self.lock:
+            if game_id in self.ids:
+                self.ids.discard(game_id)
+                self._save()
+
+
+def edition_limits() -> dict[str, dict[str, Any]]:
+    """Per edition: player counts the rules accept (with each option that narrows them), the
+    rounds, the colours no player may take, and whether dice can be Biggies."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, cls in EDITIONS.items():
+        ed = make_edition(key)
+
+        def most(edition: Any) -> int:
+            best = 0
+            for n in range(1, MAX_PLAYERS + 1):
+                try:
+                    edition.validate_player_count(n)
+                except ConfigError:
+                    continue
+                best = n
+            return best
+
+        info: dict[str, Any] = {"title": cls.title, "min_players": ed.min_players,
+                                "max_players": most(ed), "rounds": ed.rounds,
+                                "reserved_colours": list(ed.reserved_colours()),
+                                "biggy": ed.big_per_player > 0}
+        if key == "classic":
+            neutral = make_edition(key, {"neutral_dice": True})
+            info["neutral"] = {"max_players": most(neutral),
+                               "reserved_colours": list(neutral.reserved_colours())}
+        out[key] = info
+    return out
+
+
+def leaders(ranking: list[tuple[str, int]]) -> dict[str, Any]:
+    """Who leads among (name, money) pairs, and with how much (none while nobody has any)."""
+    top = max((m for _, m in ranking), default=0)
+    names = [n for n, m in ranking if m == top] if top > 0 else []
+    return {"leaders": names, "lead_money": top}
+
+
 def create_app(table: TableSession, settings: Settings) -> Flask:
     """The app factory: one table session, one settings object."""
     app = Flask(__name__)
@@ -140,6 +310,10 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     display = DisplayStore(table.data_dir)
     table.is_ended = lambda game_id: bool(display.get(game_id)["ended"])
     app.extensions["display"] = display
+    thumbs = app.extensions["thumbs"] = Thumbnails()
+    removed = RemovedGames(table.data_dir)
+    removed.discard(table.game.id)  # the game at the table is never one kept out of lists
+    limits = edition_limits()
     camera_slots = threading.BoundedSemaphore(settings.camera_viewers)
     live_slots = threading.BoundedSemaphore(settings.live_clients)
     stale_roll: dict[str, Any] = {"roll": None}  # the last roll of the game before this one
@@ -251,7 +425,8 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     def deal_if_due() -> None:
         """The app deals the next round itself when the host chose so at set-up."""
         state = table.game.state
-        if state.phase == "deal" and not state.is_over() and deal_mode() == "app":
+        if (state.phase == "deal" and not state.is_over() and deal_mode() == "app"
+                and not display.get(table.game.id)["ended"]):
             table.apply(Deal())
 
     def current_view(me: str | None) -> dict[str, Any]:
@@ -325,11 +500,19 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
 
     @app.get("/api/photo/<game_id>/<name>")
     def photo(game_id: str, name: str) -> Response:
-        data = photo_bytes(table.data_dir, f"{game_id}/{name}")
+        """A roll photo; `?w=N` scales it to at most N px wide (see PHOTO_WIDTHS)."""
+        width = photo_width(request.args.get("w"))
+        if width is None:
+            data = photo_bytes(table.data_dir, f"{game_id}/{name}")
+        else:
+            path = photo_path(table.data_dir, game_id, name)
+            data = None if path is None else thumbs.get(path, width)
         if data is None:
             raise ApiError(404, f"no photo {game_id}/{name}")
+        # A photo is written once under its name; the page asks for a live roll's photo
+        # with the roll's own key, so the long cache never shows an older picture.
         return Response(data, mimetype="image/jpeg",
-                        headers={"Cache-Control": "public, max-age=86400"})
+                        headers={"Cache-Control": "public, max-age=31536000, immutable"})
 
     @app.post("/api/login")
     def login() -> Response:
@@ -490,7 +673,21 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
                 raise ApiError(409, "the game is already over")
             gid = table.game.id
             display.update(gid, ended=ended)
+            if ended:
+                table.game_ended()  # no question or held roll outlives the game
             return jsonify(ok=True, game_id=gid, ended=ended)
+
+    def history_of(gid: str, state: GameState) -> dict[str, Any]:
+        actions = list(state.history)
+        numbers = event_numbers(table.store.event_kinds(gid), len(actions))
+        entries = history_entries(state.config, actions, numbers,
+                                  photo_names(table.data_dir, gid), gid)
+        turn = 0
+        for entry in entries:  # a turn is a roll and what its player did with it
+            if entry.get("type") == "roll":
+                turn += 1
+            entry["turn"] = turn if entry.get("type") != "deal" and turn else None
+        return {"game_id": gid, "seq": len(actions), "entries": entries}
 
     @app.get("/api/history")
     def history() -> Response:
@@ -499,15 +696,107 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             game = table.game
             state = game.state
             disp = display.get(game.id)
-            config, actions = state.config, list(state.history)
             gid = game.id
             over = state.is_over()
         if disp["hide_money"] and not over and not disp["ended"]:
             require_host()  # deals and placements would add up to the hidden money
-        numbers = event_numbers(table.store.event_kinds(gid), len(actions))
-        entries = history_entries(config, actions, numbers, photo_names(table.data_dir, gid),
-                                  gid)
-        return jsonify(game_id=gid, seq=len(actions), entries=entries)
+        return jsonify(history_of(gid, state))
+
+    # --- saved games (the host's list on /table) -----------------------------------------
+    def saved_games() -> list[dict[str, Any]]:
+        """Every saved game but the deleted ones, the one at the table first."""
+        with table.lock:
+            current, state = table.game.id, table.game.state
+            ranking = [(r["player"], int(r["score"])) for r in state.results()["ranking"]]
+            rounds = state.edition.rounds
+            games = table.store.list_games()
+        out = []
+        for g in games:
+            gid = g["game_id"]
+            if gid in removed:
+                continue
+            is_current = gid == current
+            entry = {key: g.get(key) for key in ("game_id", "edition", "created", "updated",
+                                                 "seq", "round", "over", "to_move",
+                                                 "winners")}
+            entry["players"] = [{"name": p["name"], "colour": p["colour"],
+                                 "money": p["money"]} for p in g["players"]]
+            entry["title"] = limits.get(str(g["edition"]), {}).get("title", g["edition"])
+            entry["current"] = is_current
+            entry["ended"] = bool(display.get(gid)["ended"]) if GAME_ID.match(gid) else False
+            entry["rounds"] = rounds if is_current else None
+            entry.update(leaders(ranking if is_current else
+                                 [(p["name"], int(p["money"])) for p in g["players"]]))
+            out.append(entry)
+        out.sort(key=lambda e: not e["current"])  # stable: the rest stay newest first
+        return out
+
+    def saved_game(game_id: str) -> dict[str, Any]:
+        found = next((g for g in saved_games() if g["game_id"] == game_id), None)
+        if found is None:
+            raise ApiError(404, f"no saved game {game_id[:64]!r}")
+        return found
+
+    @app.get("/api/games")
+    def games() -> Response:
+        """The saved games (edition, players, round, when, who leads), for the host."""
+        require_host()
+        return jsonify(games=saved_games())
+
+    @app.get("/api/games/<game_id>/history")
+    def game_history(game_id: str) -> Response:
+        """One saved game's history in words, with its photos, for the host."""
+        require_host()
+        entry = saved_game(game_id)
+        with table.lock:
+            state = table.game.state if table.game.id == game_id else None
+        if state is None:
+            try:
+                state = table.store.load(game_id).state
+            except StoreError as exc:
+                raise ApiError(409, f"this game cannot be read: {exc}") from None
+        return jsonify({**history_of(game_id, state), "game": entry})
+
+    @app.post("/api/games/<game_id>/resume")
+    @write
+    def resume_game(data: dict[str, Any], game_id: str) -> Response:
+        """Play a saved game on: the one at the table stays saved as it is."""
+        entry = saved_game(game_id)
+        if entry["current"]:
+            raise ApiError(409, "this game is the one being played")
+        if entry["over"]:
+            raise ApiError(409, "this game is over: View shows how it went")
+        with table.lock:
+            before = table.last_roll
+            try:
+                game = table.resume_game(game_id)
+            except KeyError:
+                raise ApiError(404, f"no saved game {game_id[:64]!r}") from None
+            except StoreError as exc:
+                raise ApiError(409, f"this game cannot be read: {exc}") from None
+            stale_roll["roll"] = before
+            if display.exists(game.id):
+                table.auto_deal = display.get(game.id)["deal"] == "app"
+            deal_if_due()
+            return jsonify(ok=True, game_id=game.id, seq=table.game.state.seq)
+
+    @app.delete("/api/games/<game_id>")
+    @write
+    def delete_game(data: dict[str, Any], game_id: str) -> Response:
+        """Delete a saved game, its history and photos; never the one at the table."""
+        with table.lock:
+            entry = saved_game(game_id)
+            if entry["current"]:
+                raise ApiError(409, "this game is the one being played: start or resume "
+                                    "another game first")
+            removed.add(game_id)
+        shutil.rmtree(Path(table.data_dir) / "photos" / game_id, ignore_errors=True)
+        return jsonify(ok=True, game_id=game_id)
+
+    @app.get("/api/editions")
+    def editions() -> Response:
+        """What the set-up form needs from the rules: player counts, rounds, colours."""
+        return jsonify(editions=limits)
 
     # --- calibration (the /calibrate page) ---------------------------------------------
     @app.get("/api/calibration")

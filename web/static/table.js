@@ -1,5 +1,6 @@
 /* The host's page: set up games, deal, confirm what the camera doubts, enter rolls by hand,
-   undo, end the game, and look back at every action. Needs the table PIN once. */
+   undo, end the game, keep saved games, and look back at every action. Needs the table PIN
+   once. */
 "use strict";
 (() => {
   const { esc, sw, die, money, $, api, toast } = VT;
@@ -8,20 +9,44 @@
   let playKey = "";
   let draft = { key: "", roll: {}, deal: null, fix: {} };
   let histSeq = -1;
+  let histGame = null;  // a saved game whose history the History tab shows, else the current one
+  let editions = null;  // the rules' limits per edition (/api/editions)
+  const dollars = (v) => money(v, true);
 
   // --- login ---------------------------------------------------------------------------
   function showHost(on) {
     $("#login").hidden = on;
     $("#host").hidden = !on;
     $("#dock").hidden = !on;
-    if (on) setTimeout(() => { if (S) render(S); }, 0);
+    if (on) setTimeout(() => { if (S) render(S); if (tab === "game") loadGames(); }, 0);
     else $("#pin").focus();
   }
-  async function call(path, body) {
-    const r = await api(path, body);
+  async function call(path, body, method = "POST") {
+    const r = method === "POST" ? await api(path, body) : await send(path, body, method);
     if (r.status === 401) { showHost(false); toast("Enter the table PIN first", true); }
     else if (!r.ok) toast(r.data.error || `error ${r.status}`, true);
     return r;
+  }
+  async function send(path, body, method) {
+    try {
+      const r = await fetch(path, { method, headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body || {}), credentials: "same-origin" });
+      let data = {};
+      try { data = await r.json(); } catch (e) { /* not JSON */ }
+      return { ok: r.ok, status: r.status, data };
+    } catch (e) {
+      return { ok: false, status: 0, data: { error: "the table cannot be reached" } };
+    }
+  }
+  async function getJson(path) {
+    try {
+      const r = await fetch(path, { credentials: "same-origin" });
+      const data = await r.json();
+      if (r.status === 401) showHost(false);
+      return { ok: r.ok, status: r.status, data };
+    } catch (e) {
+      return { ok: false, status: 0, data: { error: "the table cannot be reached" } };
+    }
   }
   $("#login-form").addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -33,6 +58,53 @@
   fetch("/api/whoami", { credentials: "same-origin" }).then((r) => r.json())
     .then((w) => showHost(!!w.host)).catch(() => showHost(false));
 
+  // Nothing of the page may stay under the fixed Undo/Scoreboard bar: the page ends with
+  // room as tall as the bar.
+  const dock = $("#dock");
+  const fitDock = () => document.body.style.setProperty("--dock-h", `${Math.ceil(dock.getBoundingClientRect().height)}px`);
+  if (window.ResizeObserver) new ResizeObserver(fitDock).observe(dock);
+  window.addEventListener("resize", fitDock);
+
+  // --- a question that waits for an answer (in place of the browser's confirm) ---------
+  function ask(title, text, ok, danger = false) {
+    const d = $("#ask");
+    $("#ask-title").textContent = title;
+    $("#ask-text").textContent = text;
+    const yes = $("#ask-ok");
+    yes.textContent = ok;
+    yes.className = "btn wide " + (danger ? "danger" : "primary");
+    d.returnValue = "";
+    d.showModal();
+    return new Promise((resolve) => {
+      d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
+    });
+  }
+
+  // --- photos: small where they are small, the whole photo on a tap ----------------------
+  const WIDTHS = [80, 160, 240, 320, 480, 640, 800, 960, 1280, 1600];
+  /** The photo's address at the width that fills `css` pixels on this screen; `key` names the
+      roll a live photo belongs to (a photo of a roll that was then ignored can be replaced). */
+  function photoUrl(name, css = 0, key = "") {
+    let url = "/api/photo/" + name.split("/").map(encodeURIComponent).join("/");
+    const q = [];
+    if (css) {
+      const want = css * (window.devicePixelRatio || 1);
+      q.push("w=" + (WIDTHS.find((w) => w >= want) || WIDTHS[WIDTHS.length - 1]));
+    }
+    if (key) q.push("k=" + encodeURIComponent(key));
+    return q.length ? `${url}?${q.join("&")}` : url;
+  }
+  const mainWidth = () => Math.min(window.innerWidth, 1600) * (window.innerWidth >= 1000 ? 0.5 : 1);
+  function showPhoto(src) {
+    $("#photo-full").src = src;
+    $("#photo-view").showModal();
+  }
+  $("#photo-view").addEventListener("click", () => $("#photo-view").close());
+  document.addEventListener("click", (e) => {
+    const el = e.target.closest && e.target.closest("[data-full]");
+    if (el) { e.preventDefault(); showPhoto(el.dataset.full); }
+  });
+
   // --- tabs ----------------------------------------------------------------------------
   document.querySelectorAll(".tabs button").forEach((b) => b.addEventListener("click", () => setTab(b.dataset.tab)));
   function setTab(name) {
@@ -40,14 +112,20 @@
     document.querySelectorAll(".tabs button").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.tab === name)));
     for (const t of ["play", "game", "history"]) $(`#tab-${t}`).hidden = t !== name;
     if (name === "history") loadHistory();
-    if (name === "game" && S) renderGame(S);
+    if (name === "game" && S) { renderGame(S); loadGames(); }
     window.scrollTo(0, 0);
   }
 
-  VT.live(() => "/api/events", (s) => { S = s; render(s); });
+  VT.live(() => "/api/events", (s) => {
+    const switched = S && S.game_id !== s.game_id;
+    S = s;
+    render(s);
+    if (switched && tab === "game") loadGames();
+  });
 
   const player = (s, name) => s.players.find((p) => p.name === name);
   const ended = (s) => s.display && s.display.ended;
+  const names = (list) => list.length < 2 ? list.join("") : `${list.slice(0, -1).join(", ")} and ${list[list.length - 1]}`;
 
   function render(s) {
     if ($("#host").hidden) return;
@@ -58,23 +136,41 @@
     if (key !== playKey) { playKey = key; renderPlay(s); }
     renderStatus(s);
     if (tab === "game") renderGameCurrent(s);
-    if (tab === "history" && s.seq !== histSeq) loadHistory();
+    if (tab === "history" && !histGame && s.seq !== histSeq) loadHistory();
+  }
+
+  /** Who leads the standings as this page may see them ("" while nobody has money). */
+  function leadLine(s) {
+    const rank = (s.results && s.results.ranking) || (s.results_now && s.results_now.ranking);
+    if (rank && rank.length) {
+      const top = rank.filter((r) => r.place === 1).map((r) => r.player);
+      return `${s.over ? "Won by" : "Ranked first:"} ${names(top)}`;
+    }
+    return "";
   }
 
   function renderStatus(s) {
-    const who = s.to_move ? player(s, s.to_move) : null;
+    const done = s.over || ended(s);
+    const who = !done && s.to_move ? player(s, s.to_move) : null;
     const el = $("#status");
-    el.className = "card status " + (who ? VT.cc(who.colour) : "");
-    const what = s.over ? "Game over" : ended(s) ? "Ended by the host"
-      : s.phase === "deal" ? "money to deal"
-        : s.phase === "neutral" ? "rolls the neutral dice" : s.phase === "choose" || s.roll_held ? "places a number" : "rolls next";
-    el.innerHTML = `${who ? sw(who.colour, "lg") : ""}<div><div class="who">${who ? esc(who.name) : `Round ${s.round} of ${s.rounds}`}</div>` +
-      `<div class="what">${esc(what)} · action ${s.seq}</div></div>`;
+    el.className = "card status " + (who ? VT.cc(who.colour) : done ? "done" : "");
+    let title; let what;
+    if (s.over) { title = "Game over"; what = leadLine(s) || "The scoreboard shows the final ranking"; }
+    else if (ended(s)) { title = "Game ended by the host"; what = leadLine(s) || "The scoreboard shows the ranking as it stood"; }
+    else {
+      title = who ? who.name : `Round ${s.round} of ${s.rounds}`;
+      what = (s.phase === "deal" ? "Money to deal" : s.phase === "neutral" ? "rolls the neutral dice"
+        : s.phase === "choose" || s.roll_held ? "places a number" : "rolls next") +
+        (who ? ` · round ${s.round} of ${s.rounds}` : "");
+    }
+    el.innerHTML = `${who ? sw(who.colour, "lg") : ""}<div><div class="who">${esc(title)}</div>` +
+      `<div class="what">${esc(what)}</div></div>`;
   }
 
   // --- play tab ------------------------------------------------------------------------
   function renderPlay(s) {
-    $("#pending").innerHTML = (s.pending || []).map((p) => pendingCard(s, p)).join("");
+    const open = s.over || ended(s) ? [] : (s.pending || []);
+    $("#pending").innerHTML = open.map((p) => pendingCard(s, p)).join("");
     $("#pending").querySelectorAll("img[data-boxes]").forEach(placeBoxes);
     let html = "";
     if (s.over) {
@@ -86,7 +182,7 @@
         `<button class="btn primary" data-act="goto-game">New game</button></div></div>`;
     } else if (s.phase === "deal") {
       html = dealCard(s);
-    } else if ((s.pending || []).length) {
+    } else if (open.length) {
       html = "";  // the question above comes first; undo is still there below
     } else if (s.roll_held && s.last_roll) {
       html = heldCard(s);
@@ -98,16 +194,43 @@
     $("#play").innerHTML = html;
   }
 
-  function photoUrl(name) { return "/api/photo/" + name.split("/").map(encodeURIComponent).join("/"); }
+  function rollPhoto(s, alt) {
+    const r = s.last_roll;
+    if (!r || !r.photo) return "";
+    const key = `${s.game_id}.${r.frame ?? s.seq}`;
+    return `<div class="photo-wrap"><img src="${esc(photoUrl(r.photo, mainWidth(), key))}" alt="${esc(alt)}" data-full="${esc(photoUrl(r.photo, 0, key))}"></div>`;
+  }
 
   function pendingCard(s, p) {
     const who = s.to_move || "the player";
-    const fix = draft.fix[p.id] || (draft.fix[p.id] = { dice: p.dice.map((d) => ({ colour: d.colour, value: d.value, big: !!d.big, conf: d.confidence, bbox: d.bbox })), sel: -1 });
-    const photo = p.photo ? `<div class="photo-wrap"><img src="${esc(photoUrl(p.photo))}" alt="the roll in question" data-boxes="${p.id}"></div>` : "";
+    const fix = draft.fix[p.id] || (draft.fix[p.id] = { dice: p.dice.map((d) => ({ colour: d.colour, value: d.value, big: !!d.big, conf: d.confidence, bbox: d.bbox })), sel: -1, open: false });
+    const key = `${s.game_id}.${s.seq}.${p.id}`;
+    // The whole photo: the boxes on it are in the camera picture's own pixels.
+    const photo = p.photo ? `<div class="photo-wrap"><img src="${esc(photoUrl(p.photo, 0, key))}" alt="the roll in question" data-boxes="${p.id}"></div>` : "";
     let body = "";
     if (p.kind === "place") {
+      const answers = p.answers || p.candidates.map((v) => ({ do: "value", value: v, label: `${v}` }));
       body = `<h2>Which number did ${esc(who)} take?</h2><div class="bigs">` +
-        p.candidates.map((v) => `<button class="btn bigbtn" data-act="confirm-value" data-id="${p.id}" data-v="${v}">${die(v, colourFor(s))}${v}</button>`).join("") + "</div>";
+        answers.map((a, i) => a.do === "value"
+          ? `<button class="btn bigbtn ${i === 0 ? "primary" : ""}" data-act="confirm-value" data-id="${p.id}" data-v="${a.value}">${die(a.value, colourFor(s))}<span>${esc(a.label)}</span></button>`
+          : answerButton(p, a, i)).join("") + "</div>";
+    } else if (p.answers) {
+      const unsure = unsureIndex(fix.dice);
+      const cands = p.candidates.length && unsure >= 0 && !fix.open
+        ? `<p><b>The doubtful die shows:</b></p><div class="bigs">` + p.candidates.map((v) =>
+          `<button class="btn bigbtn" data-act="confirm-cand" data-id="${p.id}" data-v="${v}">${die(v, fix.dice[unsure].colour)}${v}</button>`).join("") + "</div>" : "";
+      const mover = s.to_move;
+      const whose = p.player
+        ? `<p class="whose">${sw(p.colour)}<span>${p.player === mover || !mover ? "" : `It is ${esc(mover)}'s turn, but `}the roll shows <b>${esc(p.player)}</b>'s ${esc(p.colour)} dice.</span></p>`
+        : p.colour ? `<p class="whose">${sw(p.colour)}<span>The roll shows ${esc(p.colour)} dice.</span></p>` : "";
+      const dice = `<div class="editdice">${fix.dice.map((d, i) => `<button data-act="sel" data-id="${p.id}" data-i="${i}" class="${i === fix.sel ? "sel" : ""}" aria-label="die ${i + 1}">${die(d.value, d.colour, d.big ? "big" : "")}</button>`).join("")}` +
+        (fix.open ? `<button class="btn ghost" data-act="add-die" data-id="${p.id}">+ die</button>` : "") + "</div>";
+      const answers = fix.open
+        ? (fix.sel >= 0 ? dieEditor(s, p.id, fix.dice[fix.sel]) : '<p class="muted small">Tap a die (here or on the photo) to change its value or colour.</p>') +
+          `<button class="btn primary wide" data-act="confirm-dice" data-id="${p.id}">Confirm these ${fix.dice.length} dice</button>` +
+          `<button class="btn ghost wide" data-act="uncorrect" data-id="${p.id}">Back</button>`
+        : `<div class="answers">${p.answers.map((a, i) => answerButton(p, a, i)).join("")}</div>`;
+      body = `<h2>Check ${esc(who)}'s roll</h2>${whose}${cands}${dice}${answers}`;
     } else {
       const unsure = unsureIndex(fix.dice);
       const cands = p.candidates.length && unsure >= 0
@@ -120,7 +243,14 @@
         `<button class="btn primary wide" data-act="confirm-dice" data-id="${p.id}">Confirm these ${fix.dice.length} dice</button>` +
         `<button class="btn ghost wide" data-act="dismiss" data-id="${p.id}">That was no roll: ignore it</button>`;
     }
-    return `<div class="card confirm" data-pending="${p.id}">${photo}<p class="muted">${esc(p.message)}</p>${body}</div>`;
+    return `<div class="card confirm" data-pending="${p.id}">${photo}<div class="side"><p class="muted">${esc(p.message)}</p>${body}</div></div>`;
+  }
+
+  /** One of the answers the rules accept, the first one the primary button. */
+  function answerButton(p, a, i) {
+    const cls = `btn wide ${i === 0 ? "primary" : a.do === "dismiss" ? "ghost" : ""}`;
+    const acts = { confirm: "confirm-read", correct: "correct", dismiss: "dismiss", value: "confirm-value" };
+    return `<button class="${cls}" data-act="${acts[a.do] || "correct"}" data-id="${p.id}"${a.do === "value" ? ` data-v="${a.value}"` : ""}>${esc(a.label)}</button>`;
   }
 
   function unsureIndex(dice) {
@@ -138,11 +268,13 @@
   }
 
   function dieEditor(s, id, d) {
-    const cols = [...new Set([...s.players.map((p) => p.colour), ...(s.expected_roll || []).map((e) => e.colour), "white", "gray", d.colour])];
+    const cols = [...new Set([...s.players.map((p) => p.colour), ...(s.expected_roll || []).map((e) => e.colour),
+      ...(editionInfo(s.edition).reserved_colours || ["white"]), d.colour])];
+    const biggy = editionInfo(s.edition).biggy ?? s.edition === "royale";
     return `<div class="editor"><div class="row">${[1, 2, 3, 4, 5, 6].map((v) =>
       `<button class="chipbtn ${d.value === v ? "sel" : ""}" data-act="set-v" data-id="${id}" data-v="${v}" aria-label="value ${v}">${die(v, d.colour)}</button>`).join("")}</div>` +
-      `<div class="row">${cols.map((c) => `<button class="chipbtn ${d.colour === c ? "sel" : ""}" data-act="set-c" data-id="${id}" data-c="${esc(c)}" aria-label="${esc(c)}">${sw(c)}</button>`).join("")}</div>` +
-      `<div class="row"><label class="switch"><input type="checkbox" data-act="set-big" data-id="${id}" ${d.big ? "checked" : ""}><span>Biggy</span></label>` +
+      `<div class="row">${cols.map((c) => `<button class="chipbtn named ${d.colour === c ? "sel" : ""}" data-act="set-c" data-id="${id}" data-c="${esc(c)}">${sw(c)}<span>${esc(c)}</span></button>`).join("")}</div>` +
+      `<div class="row">${biggy ? `<label class="switch"><input type="checkbox" data-act="set-big" data-id="${id}" ${d.big ? "checked" : ""}><span>Biggy</span></label>` : ""}` +
       `<button class="btn danger" data-act="rm-die" data-id="${id}">Remove die</button></div></div>`;
   }
 
@@ -152,16 +284,18 @@
       const fix = draft.fix[id];
       if (!fix || !img.naturalWidth) return;
       img.parentElement.querySelectorAll(".box").forEach((b) => b.remove());
+      const W = img.naturalWidth;
+      const H = img.naturalHeight;
       fix.dice.forEach((d, i) => {
         if (!d.bbox) return;
         const [x0, y0, x1, y1] = d.bbox;
         const b = document.createElement("button");
         b.className = "box" + ((d.conf ?? 1) >= 0.9 && d.value ? " ok" : "") + (i === fix.sel ? " sel" : "");
         b.dataset.act = "sel"; b.dataset.id = id; b.dataset.i = i;
-        b.style.left = `${(100 * x0) / img.naturalWidth}%`;
-        b.style.top = `${(100 * y0) / img.naturalHeight}%`;
-        b.style.width = `${(100 * (x1 - x0)) / img.naturalWidth}%`;
-        b.style.height = `${(100 * (y1 - y0)) / img.naturalHeight}%`;
+        b.style.left = `${(100 * x0) / W}%`;
+        b.style.top = `${(100 * y0) / H}%`;
+        b.style.width = `${(100 * (x1 - x0)) / W}%`;
+        b.style.height = `${(100 * (y1 - y0)) / H}%`;
         b.setAttribute("aria-label", `die ${i + 1} on the photo`);
         const t = document.createElement("span");
         t.textContent = `${d.value ?? "?"} ${d.colour}`;
@@ -176,7 +310,7 @@
     const values = s.money_values || [];
     const d = draft.deal || (draft.deal = { casinos: [[], [], [], [], [], []], active: 0, open: false });
     const pairs = s.edition !== "classic";
-    let html = `<div class="card task"><h2>Money for round ${s.round}</h2>` +
+    let html = `<div class="card task deal"><h2>Money for round ${s.round}</h2>` +
       `<button class="btn primary wide" data-act="deal-app">Let the app deal</button>`;
     if (!d.open) {
       return html + `<p class="center"><button class="btn ghost" data-act="deal-open">Or enter the ${pairs ? "cards" : "notes"} we dealt</button></p></div>`;
@@ -184,9 +318,9 @@
     html += `<p class="muted small">Tap a casino, then the ${pairs ? "cards" : "notes"} on it (tap one again to take it off). ` +
       `${pairs ? "Two cards per casino." : "Each casino gets notes until it holds $50,000."}</p><div class="dealrows">` +
       d.casinos.map((notes, i) => `<div class="dealrow ${i === d.active ? "on" : ""}" data-act="deal-row" data-i="${i}">${die(i + 1, "", "c-house")}` +
-        `<span class="notes">${notes.map((v, j) => `<span class="note" data-act="deal-rm" data-i="${i}" data-j="${j}">${money(v)}</span>`).join("") || '<span class="muted small">empty</span>'}</span>` +
-        `<span class="sum">${notes.length ? money(notes.reduce((a, b) => a + b, 0)) : ""}</span></div>`).join("") +
-      `</div><div class="keys">${values.map((v) => `<button class="btn" data-act="deal-add" data-v="${v}">${money(v)}</button>`).join("")}</div>` +
+        `<span class="notes">${notes.map((v, j) => `<span class="note" data-act="deal-rm" data-i="${i}" data-j="${j}">${dollars(v)}</span>`).join("") || '<span class="muted small">empty</span>'}</span>` +
+        `<span class="sum">${notes.length ? dollars(notes.reduce((a, b) => a + b, 0)) : ""}</span></div>`).join("") +
+      `</div><div class="keys">${values.map((v) => `<button class="btn" data-act="deal-add" data-v="${v}">${dollars(v)}</button>`).join("")}</div>` +
       `<p></p><button class="btn primary wide" data-act="deal-hand">Enter this deal</button></div>`;
     return html;
   }
@@ -208,7 +342,7 @@
           `<button data-act="inc" data-k="${esc(k)}" data-v="${i + 1}" aria-label="one ${i + 1} more" ${have < g.count ? "" : "disabled"}>+</button></div>`).join("")}</div></div>`;
     }).join("");
     const title = s.phase === "neutral" ? `${esc(who)} rolls the neutral dice` : `Enter ${esc(who)}'s roll`;
-    return `<div class="card task"><h2>${title}</h2><p class="muted small">When the camera cannot see the tray: count the dice by value.</p>${html}` +
+    return `<div class="card task byhand"><h2>${title}</h2><p class="muted small">When the camera cannot see the tray: count the dice by value.</p>${html}` +
       `<p></p><button class="btn primary wide" data-act="roll" ${total === need && need ? "" : "disabled"}>Enter roll (${total}/${need})</button></div>`;
   }
 
@@ -216,14 +350,22 @@
   function heldCard(s) {
     const who = s.to_move || "the player";
     const dice = s.last_roll.dice || [];
-    const photo = s.last_roll.photo ? `<div class="photo-wrap"><img src="${esc(photoUrl(s.last_roll.photo))}" alt="the roll"></div>` : "";
     const shown = VT.byFace(dice).map((d) => {
       const unsure = d.value === null || d.confidence < 0.9;
       return die(unsure ? null : d.value, d.colour, (d.big ? "big " : "") + (unsure ? "hl" : ""));
     }).join("");
-    return `<div class="card task confirm">${photo}<h2>${esc(who)} rolled</h2><div class="dice">${shown}</div>` +
+    return `<div class="card task confirm">${rollPhoto(s, "the roll")}<div class="side"><h2>${esc(who)} rolled</h2><div class="dice">${shown}</div>` +
       `<p>The camera is not sure of a die (?). Place the dice as usual: the dice that leave the tray will tell.</p>` +
-      `<button class="btn wide" data-act="check-roll">Check the dice now</button></div>`;
+      `<button class="btn wide" data-act="check-roll">Check the dice now</button></div></div>`;
+  }
+
+  /** What passing is called and costs in this game, or "" when the rules have no pass. */
+  function passLabel(s) {
+    if (s.edition === "royale") return "Pass: use a chip (a chip kept is worth $10,000 at the end)";
+    const rule = (s.options || {}).skip_rule;
+    if (rule === "A") return "Skip this turn: pay $1";
+    if (rule === "B") return "Skip this turn: give up a skip card (A, J, Q or K)";
+    return "Skip this turn";
   }
 
   function chooseCard(s) {
@@ -232,16 +374,13 @@
     const col = colourFor(s);
     const places = s.legal.filter((a) => a.type === "place");
     const canPass = s.legal.some((a) => a.type === "pass");
-    const passLabel = s.edition === "royale" ? "Pass: use a chip" : "Skip this turn";
-    const photo = s.last_roll && s.last_roll.photo
-      ? `<div class="photo-wrap"><img src="${esc(photoUrl(s.last_roll.photo))}" alt="the roll"></div>` : "";
-    return `<div class="card task confirm">${photo}<h2>Which number does ${esc(who)} place?</h2>` +
+    return `<div class="card task confirm">${rollPhoto(s, "the roll")}<div class="side"><h2>Which number does ${esc(who)} place?</h2>` +
       `<div class="dice">${VT.byFace(roll).map((d) => die(d.value, d.colour, d.big ? "big" : "")).join("")}</div>` +
       `<div class="bigs">${places.map((a) => {
         const n = roll.filter((d) => d.value === a.value).length;
         return `<button class="btn bigbtn" data-act="place" data-v="${a.value}">${die(a.value, col)}<span>${a.value}</span><small>${n} ${n === 1 ? "die" : "dice"}</small></button>`;
-      }).join("")}${canPass ? `<button class="btn bigbtn pass" data-act="pass">${esc(passLabel)}</button>` : ""}</div>` +
-      `<p class="muted small">Rolled wrong? Undo takes the roll back.</p></div>`;
+      }).join("")}${canPass ? `<button class="btn bigbtn pass" data-act="pass">${esc(passLabel(s))}</button>` : ""}</div>` +
+      `<p class="muted small">Rolled wrong? Undo takes the roll back.</p></div></div>`;
   }
 
   // One handler for every button of the play tab.
@@ -290,6 +429,7 @@
       case "place": if ((await call("/api/action", { type: "place", value: v })).ok) toast(`Placed the ${v}s`); return;
       case "pass": if ((await call("/api/action", { type: "pass" })).ok) toast("Passed"); return;
       case "confirm-value": if ((await call("/api/confirm", { id, value: v })).ok) toast("Confirmed"); return;
+      case "confirm-read": if ((await call("/api/confirm", { id })).ok) toast("Roll confirmed"); return;
       case "confirm-cand": {
         const i = unsureIndex(fix.dice);
         if (i >= 0) fix.dice[i].value = v;
@@ -297,8 +437,16 @@
         return;
       }
       case "confirm-dice": await sendDice(id, fix); return;
+      case "correct": fix.open = true; if (fix.sel < 0) fix.sel = Math.max(0, unsureIndex(fix.dice)); rerender(); return;
+      case "uncorrect": fix.open = false; fix.sel = -1; rerender(); return;
       case "dismiss": if ((await call("/api/confirm", { id, dismiss: true })).ok) toast("Ignored"); return;
-      case "sel": fix.sel = fix.sel === Number(b.dataset.i) ? -1 : Number(b.dataset.i); rerender(); return;
+      case "sel": {
+        const i = Number(b.dataset.i);
+        fix.open = true;
+        fix.sel = fix.sel === i ? -1 : i;
+        rerender();
+        return;
+      }
       case "set-v": fix.dice[fix.sel].value = v; fix.dice[fix.sel].conf = 1; rerender(); return;
       case "set-c": fix.dice[fix.sel].colour = b.dataset.c; rerender(); return;
       case "rm-die": fix.dice.splice(fix.sel, 1); fix.sel = -1; rerender(); return;
@@ -315,7 +463,7 @@
 
   async function sendDice(id, fix) {
     const bad = fix.dice.findIndex((d) => !d.value);
-    if (bad >= 0) { toast(`Die ${bad + 1} has no value yet: tap it and pick one`, true); fix.sel = bad; playKey = ""; render(S); return; }
+    if (bad >= 0) { toast(`Die ${bad + 1} has no value yet: tap it and pick one`, true); fix.sel = bad; fix.open = true; playKey = ""; render(S); return; }
     const dice = fix.dice.map((d) => ({ colour: d.colour, value: d.value, big: !!d.big }));
     if ((await call("/api/confirm", { id, dice })).ok) toast("Roll confirmed");
   }
@@ -345,7 +493,7 @@
     if (w.pin_problem) $("#pin-line").textContent = w.pin_problem;
   }
   $("#renew-pin").addEventListener("click", async () => {
-    if (!window.confirm("Make a new table PIN? Every other phone logged in to the controls is logged out.")) return;
+    if (!await ask("Make a new table PIN?", "Every other phone logged in to the controls is logged out.", "Make a new PIN")) return;
     const r = await call("/api/pin/new", {});
     if (!r.ok) return;
     const el = $("#pin-new");
@@ -367,17 +515,22 @@
     }
   }
 
+  const TITLES = { classic: "Classic (2012)", custom: "Custom Edition", royale: "Royale (2019)" };
   function renderGameCurrent(s) {
-    const titles = { classic: "Classic (2012)", custom: "Custom Edition", royale: "Royale (2019)" };
     const d = s.display || {};
-    $("#current").innerHTML = `<h2>This game</h2><dl class="kv"><dt>Edition</dt><dd>${esc(titles[s.edition] || s.edition)}</dd>` +
-      `<dt>Round</dt><dd>${s.round} of ${s.rounds}</dd><dt>Players</dt><dd>${s.players.map((p) => `${sw(p.colour)} ${esc(p.name)}`).join(", ")}</dd></dl>` +
+    const html = `<h2>This game</h2><dl class="kv"><dt>Edition</dt><dd>${esc(TITLES[s.edition] || s.edition)}</dd>` +
+      `<dt>Round</dt><dd>${s.over ? "Game over" : d.ended ? `Ended in round ${s.round} of ${s.rounds}` : `${s.round} of ${s.rounds}`}</dd>` +
+      `<dt>Players</dt><dd class="plist">${s.players.map((p) => `<span>${sw(p.colour)} ${esc(p.name)}</span>`).join("")}</dd></dl>` +
       `<label class="switch"><input type="checkbox" id="cur-hide" ${d.hide_money ? "checked" : ""}><span>Hide money on the scoreboard until the end</span></label>` +
       `<fieldset class="seg"><legend>Money for the next rounds</legend>` +
       `<label><input type="radio" name="cur-deal" value="app" ${d.deal !== "hand" ? "checked" : ""}><span>App deals</span></label>` +
       `<label><input type="radio" name="cur-deal" value="hand" ${d.deal === "hand" ? "checked" : ""}><span>Entered by hand</span></label></fieldset>` +
       (s.over ? "" : d.ended ? '<button class="btn wide" id="cur-reopen">Reopen the game</button>'
         : '<button class="btn danger wide" id="cur-end">End the game now</button>');
+    const box = $("#current");
+    if (box.dataset.html === html) return;
+    box.dataset.html = html;
+    box.innerHTML = html;
     $("#cur-hide").addEventListener("change", async (e) => {
       if ((await call("/api/display", { hide_money: e.target.checked })).ok) toast(e.target.checked ? "Money hidden" : "Money shown");
     });
@@ -386,40 +539,144 @@
     }));
     const end = $("#cur-end");
     if (end) end.addEventListener("click", async () => {
-      if (!confirm("End this game now? The scoreboard will show the ranking as it stands.")) return;
+      if (!await ask("End this game now?", "The scoreboard will show the ranking as it stands. You can reopen it later.", "End the game", true)) return;
       if ((await call("/api/end", { ended: true })).ok) toast("Game ended");
     });
     const re = $("#cur-reopen");
     if (re) re.addEventListener("click", async () => { if ((await call("/api/end", { ended: false })).ok) toast("Game reopened"); });
   }
 
+  // --- saved games -----------------------------------------------------------------------
+  let games = [];
+  function when(iso) {
+    const t = new Date(iso);
+    if (Number.isNaN(t.getTime())) return "";
+    const mins = Math.round((Date.now() - t.getTime()) / 60000);
+    const clock = t.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    if (mins < 1) return "just now";
+    if (mins < 60) return `${mins} min ago`;
+    const today = new Date();
+    if (t.toDateString() === today.toDateString()) return `today ${clock}`;
+    const y = new Date(today.getTime() - 864e5);
+    if (t.toDateString() === y.toDateString()) return `yesterday ${clock}`;
+    return `${t.toLocaleDateString([], { day: "numeric", month: "short", year: t.getFullYear() === today.getFullYear() ? undefined : "numeric" })} ${clock}`;
+  }
+  /** "anna leads with $140,000", for a saved game as the host sees it. */
+  function standing(g) {
+    if (g.over) return `Game over: won by ${names(g.winners || [])}`;
+    const lead = !g.leaders.length ? "no money won yet"
+      : g.leaders.length === g.players.length ? `everyone has ${dollars(g.lead_money)}`
+        : `${names(g.leaders)} ${g.leaders.length === 1 ? "leads" : "lead"} with ${dollars(g.lead_money)}`;
+    return (g.ended ? "Ended by the host: " : "") + lead;
+  }
+  const roundOf = (g) => g.over ? "finished" : `Round ${g.round}${g.rounds ? ` of ${g.rounds}` : ""}`;
+  const ednTitle = (g) => TITLES[g.edition] || g.title || g.edition;
+
+  async function loadGames() {
+    const r = await getJson("/api/games");
+    if (!r.ok) { $("#games").innerHTML = `<li class="muted">${esc(r.data.error || "cannot load the saved games")}</li>`; return; }
+    games = r.data.games;
+    $("#games").innerHTML = games.map((g) => `<li class="game ${g.current ? "current" : ""}" data-game="${esc(g.game_id)}">` +
+      `<div class="g-head"><b>${esc(ednTitle(g))}</b><span>${esc(roundOf(g))}</span><span class="muted">${esc(when(g.updated))}</span>${g.current ? '<span class="tag now">Playing now</span>' : ""}</div>` +
+      `<div class="plist">${g.players.map((p) => `<span>${sw(p.colour)} ${esc(p.name)} <span class="muted">${dollars(p.money)}</span></span>`).join("")}</div>` +
+      `<div class="g-lead">${esc(standing(g))}</div>` +
+      `<div class="row">${!g.current && !g.over ? `<button class="btn primary" data-g="resume">Resume</button>` : ""}` +
+      `<button class="btn" data-g="view">View</button>` +
+      `${g.current ? "" : `<button class="btn danger" data-g="delete">Delete</button>`}</div></li>`).join("") ||
+      '<li class="muted">No saved games yet.</li>';
+  }
+  $("#games").addEventListener("click", async (e) => {
+    const b = e.target.closest("[data-g]");
+    if (!b) return;
+    const gid = b.closest("[data-game]").dataset.game;
+    const g = games.find((x) => x.game_id === gid);
+    if (!g) return;
+    const label = `${ednTitle(g)}, ${names(g.players.map((p) => p.name))} (${roundOf(g).toLowerCase()})`;
+    if (b.dataset.g === "view") { histGame = gid; setTab("history"); return; }
+    if (b.dataset.g === "resume") {
+      const cur = games.find((x) => x.current);
+      const lost = cur && !cur.over && cur.seq ? ` The game being played (${roundOf(cur)}, ${standing(cur)}) stays saved.` : "";
+      if (!await ask("Resume this game?", `${label}.${lost}`, "Resume")) return;
+      const r = await call(`/api/games/${encodeURIComponent(gid)}/resume`, {});
+      if (r.ok) { toast("Game resumed"); setTab("play"); }
+      return;
+    }
+    if (b.dataset.g === "delete") {
+      if (!await ask("Delete this game?", `${label}: its history and photos are deleted for good.`, "Delete", true)) return;
+      const r = await call(`/api/games/${encodeURIComponent(gid)}`, {}, "DELETE");
+      if (r.ok) toast("Game deleted");
+      loadGames();
+    }
+  });
+
+  // --- setting up a game -----------------------------------------------------------------
   const edition = () => document.querySelector("input[name=edition]:checked").value;
+  getJson("/api/editions").then((r) => { if (r.ok) { editions = r.data.editions; renderOptions(); } });
+  function editionInfo(key) { return (editions && editions[key]) || {}; }
+  /** The player count and colours the chosen edition and its options allow. */
+  function limitsNow() {
+    const ed = edition();
+    const info = editionInfo(ed);
+    const neutral = ed === "classic" && $("#opt-neutral") && $("#opt-neutral").checked && info.neutral;
+    return { max: (neutral ? info.neutral.max_players : info.max_players) || 10, min: info.min_players || 2,
+      reserved: (neutral ? info.neutral.reserved_colours : info.reserved_colours) || [],
+      why: neutral ? "Classic with the neutral dice" : `${{ classic: "Classic", custom: "The Custom Edition", royale: "Royale" }[ed]}` };
+  }
+  function checkPlayers() {
+    const n = $("#players-edit").children.length;
+    const lim = limitsNow();
+    const full = n >= lim.max;
+    $("#add-player").disabled = full;
+    const note = $("#players-note");
+    note.textContent = n > lim.max ? `${lim.why} is for ${lim.min} to ${lim.max} players: remove ${n - lim.max}.`
+      : full ? `${lim.why} is for ${lim.min} to ${lim.max} players.` : "";
+    note.classList.toggle("err", n > lim.max);
+    document.querySelectorAll("#players-edit .pcolour").forEach((sel) => {
+      [...sel.options].forEach((o) => { o.disabled = lim.reserved.includes(o.value); });
+      const warn = lim.reserved.includes(sel.value);
+      sel.closest(".prow").classList.toggle("bad", warn);
+    });
+    const taken = [...document.querySelectorAll("#players-edit .pcolour")].filter((s) => lim.reserved.includes(s.value)).map((s) => s.value);
+    if (taken.length && n <= lim.max) {
+      note.textContent = `The ${names([...new Set(taken)])} dice are the neutral dice in this game: choose another colour.`;
+      note.classList.add("err");
+    }
+  }
+
   function renderOptions() {
     const ed = edition();
     const box = $("#options");
-    if (ed === "classic") {
-      box.innerHTML = '<label class="switch"><input type="checkbox" id="opt-neutral"><span>Neutral white dice (2–4 players)</span></label>';
-    } else if (ed === "custom") {
-      box.innerHTML = '<label class="field">Skip rule<select id="opt-skip"><option value="none">No skipping</option>' +
-        '<option value="A">A: pay $1 to skip</option><option value="B">B: skip cards</option></select></label>' +
-        '<label class="field">Skips per player and round<input id="opt-limit" type="number" min="1" inputmode="numeric" placeholder="no limit"></label>' +
-        '<label class="field">Rounds<input id="opt-rounds" type="number" min="1" max="10" inputmode="numeric" placeholder="4, or 3 with a skip rule"></label>';
-    } else {
-      box.innerHTML = '<p class="muted small">Basic game: 3 rounds, one Biggy die per player, two chips each round.</p>';
+    const key = ed + (editions ? "+" : "");
+    if (box.dataset.ed !== key) {
+      box.dataset.ed = key;
+      if (ed === "classic") {
+        box.innerHTML = `<label class="switch"><input type="checkbox" id="opt-neutral"><span>Neutral white dice (2–${(editionInfo("classic").neutral || {}).max_players || 4} players)</span></label>`;
+      } else if (ed === "custom") {
+        box.innerHTML = '<label class="field">Skip rule<select id="opt-skip"><option value="none">No skipping</option>' +
+          '<option value="A">A: pay $1 to skip a turn</option><option value="B">B: give up a skip card (A, J, Q, K) to skip</option></select></label>' +
+          '<label class="field">Skips per player and round<input id="opt-limit" type="number" min="1" inputmode="numeric" placeholder="no limit"></label>' +
+          '<label class="field">Rounds<input id="opt-rounds" type="number" min="1" max="10" inputmode="numeric" placeholder="4, or 3 with a skip rule"></label>';
+      } else {
+        box.innerHTML = '<p class="muted small">Basic game: 3 rounds, one Biggy die per player, two chips each round (a chip kept is worth $10,000 at the end).</p>';
+      }
     }
+    checkPlayers();
   }
   document.querySelectorAll("input[name=edition]").forEach((r) => r.addEventListener("change", renderOptions));
+  $("#options").addEventListener("change", checkPlayers);
 
   function setupPlayers(rows, start) {
     const box = $("#players-edit");
     box.innerHTML = "";
     rows.forEach((r, i) => addRow(r, i === start));
     if (start < 0 && box.firstElementChild) box.firstElementChild.querySelector(".star").classList.add("on");
+    checkPlayers();
   }
   function addRow(r = {}, starts = false) {
     const box = $("#players-edit");
     const used = [...box.querySelectorAll("select")].map((s) => s.value);
-    const colour = r.colour || VT.COLOURS.find((c) => !used.includes(c)) || "red";
+    const reserved = limitsNow().reserved;
+    const colour = r.colour || VT.COLOURS.find((c) => !used.includes(c) && !reserved.includes(c)) || "red";
     const div = document.createElement("div");
     div.className = "prow";
     div.innerHTML = `<button type="button" class="star ${starts ? "on" : ""}" aria-label="start player">★</button>` +
@@ -428,20 +685,25 @@
       '<button type="button" class="rm" aria-label="remove player">✕</button>';
     box.appendChild(div);
   }
-  $("#add-player").addEventListener("click", () => { if ($("#players-edit").children.length < 8) addRow(); });
+  $("#add-player").addEventListener("click", () => {
+    if ($("#players-edit").children.length < limitsNow().max) addRow();
+    checkPlayers();
+  });
   $("#players-edit").addEventListener("click", (e) => {
     const row = e.target.closest(".prow");
     if (!row) return;
     if (e.target.closest(".star")) {
       document.querySelectorAll("#players-edit .star").forEach((s) => s.classList.toggle("on", s.closest(".prow") === row));
-    } else if (e.target.closest(".rm") && $("#players-edit").children.length > 2) {
+    } else if (e.target.closest(".rm") && $("#players-edit").children.length > limitsNow().min) {
       const wasStart = row.querySelector(".star.on");
       row.remove();
       if (wasStart) $("#players-edit .star").classList.add("on");
+      checkPlayers();
     }
   });
   $("#players-edit").addEventListener("change", (e) => {
     if (e.target.classList.contains("pcolour")) e.target.previousElementSibling.className = "sw " + VT.cc(e.target.value);
+    checkPlayers();
   });
 
   $("#setup").addEventListener("submit", async (e) => {
@@ -461,6 +723,13 @@
       deal: document.querySelector("input[name=deal]:checked").value, hide_money: $("#hide-money").checked };
     const empty = players.findIndex((p) => !p.name);
     if (empty >= 0) { $("#setup-err").textContent = `Player ${empty + 1} needs a name`; return; }
+    if (S && !S.over && S.seq > (S.display && S.display.deal === "hand" ? 0 : 1)) {
+      const r = await getJson("/api/games");
+      const cur = r.ok ? r.data.games.find((g) => g.current) : null;
+      const what = cur ? `${roundOf(cur)}, ${standing(cur)}` : `Round ${S.round} of ${S.rounds}`;
+      const title = ended(S) ? "Start a new game?" : "A game is in progress";
+      if (!await ask(title, `Game in progress: ${what}. It stays saved and can be resumed.`, "Start the new game")) return;
+    }
     const r = await api("/api/game", body);
     if (r.status === 401) { showHost(false); return; }
     $("#setup-err").textContent = r.ok ? "" : (r.data.error || "that did not work");
@@ -470,24 +739,41 @@
   // --- history -------------------------------------------------------------------------
   async function loadHistory() {
     if (!S) return;
-    histSeq = S.seq;
-    let data;
-    try {
-      const r = await fetch("/api/history", { credentials: "same-origin" });
-      data = await r.json();
-      if (!r.ok) { $("#history").innerHTML = `<li>${esc(data.error || "cannot load the history")}</li>`; return; }
-    } catch (e) { return; }
-    const items = data.entries.slice().reverse().map((a) => {
+    const gid = histGame;
+    if (!gid) histSeq = S.seq;
+    const r = await getJson(gid ? `/api/games/${encodeURIComponent(gid)}/history` : "/api/history");
+    if (gid !== histGame) return;
+    const head = $("#hist-head");
+    head.hidden = !gid;
+    if (!r.ok) {
+      $("#history").innerHTML = `<li>${esc(r.data.error || "cannot load the history")}</li>`;
+      return;
+    }
+    const data = r.data;
+    if (gid && data.game) {
+      const g = data.game;
+      $("#hist-title").textContent = `${ednTitle(g)} · ${names(g.players.map((p) => p.name))}`;
+      $("#hist-sub").textContent = `${roundOf(g)} · ${when(g.updated)} · ${standing(g)}`;
+    }
+    // One line per turn (the roll and what its player did with it), the newest first.
+    const turns = [];
+    for (const a of data.entries) {
+      const last = turns[turns.length - 1];
+      if (last && a.turn && last.turn === a.turn && a.type !== "roll") {
+        last.text += `, then ${a.text.replace(`${a.player} `, "")}`;
+        last.round_end = last.round_end || a.round_end;
+      } else turns.push({ ...a });
+    }
+    const items = turns.reverse().map((a) => {
       const dice = a.type === "roll" ? `<div class="dice">${VT.byFace(a.dice).map((d) => die(d.value, d.colour, d.big ? "big" : "")).join("")}</div>` : "";
-      const notes = a.type === "deal" && a.casinos ? `<div class="notes">${a.casinos.map((c, i) => `<span class="note">${i + 1}: ${c.map((v) => money(v)).join(" + ")}</span>`).join("")}</div>` : "";
-      const img = a.photo ? `<img src="${esc(photoUrl(a.photo))}" alt="photo of the roll" loading="lazy" data-big="${esc(photoUrl(a.photo))}">` : "<span></span>";
-      return `<li class="${a.round_end ? "end" : ""}"><div><div class="m">#${a.seq} · round ${a.round}${a.colour ? " · " + sw(a.colour) : ""}</div>` +
+      const notes = a.type === "deal" && a.casinos ? `<div class="notes">${a.casinos.map((c, i) => `<span class="note">${i + 1}: ${c.map((v) => dollars(v)).join(" + ")}</span>`).join("")}</div>` : "";
+      const img = a.photo ? `<button type="button" class="thumb" data-full="${esc(photoUrl(a.photo))}" aria-label="the photo of this roll, full size"><img src="${esc(photoUrl(a.photo, 96))}" alt="photo of the roll" loading="lazy" width="96" height="72"></button>` : "<span></span>";
+      const meta = [`Round ${a.round}`, a.turn ? `turn ${a.turn}` : "the deal"];
+      const who = a.player ? ` · ${sw(a.colour)}<span>${esc(a.player)}</span>` : "";
+      return `<li class="${a.round_end ? "end" : ""}"><div><div class="m">${meta.join(" · ")}${who}</div>` +
         `<div class="t">${esc(a.text)}</div>${dice}${notes}</div>${img}</li>`;
     }).join("");
     $("#history").innerHTML = items || '<li class="muted">Nothing happened yet.</li>';
   }
-  $("#history").addEventListener("click", (e) => {
-    const img = e.target.closest("img[data-big]");
-    if (img) window.open(img.dataset.big, "_blank", "noopener");
-  });
+  $("#hist-back").addEventListener("click", () => { histGame = null; histSeq = -1; setTab("game"); });
 })();
