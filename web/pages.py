@@ -12,6 +12,7 @@ the game store in `display/<game_id>.json`, one small file per game, written ato
 from __future__ import annotations
 
 import copy
+import gzip
 import hashlib
 import json
 import os
@@ -19,6 +20,7 @@ import re
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -374,22 +376,134 @@ class Slotted:
 
 
 # --- pages ---------------------------------------------------------------------------------
-def asset_version() -> str:
-    """A hash of the static files: new code after an update is never hidden by a cache."""
-    h = hashlib.sha1()
-    for path in sorted(STATIC.rglob("*")):
-        if path.is_file():
-            h.update(path.name.encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:10]
+# The page shells and their files are sent compressed when the phone takes it: on the Pi's
+# Wi-Fi, with a dozen phones joining at once, the bytes are the wait.
+COMPRESSIBLE = frozenset({"text/html", "text/css", "text/javascript", "application/javascript",
+                          "application/json", "image/svg+xml", "application/manifest+json",
+                          "text/plain"})
+GZIP_MIN = 600  # bytes: under this gzip's own header and the work are not worth it
+GZIP_LEVEL = 6
+GZIP_KEPT = 48  # compressed bodies kept (the page shells and static files repeat exactly)
+# A file's URL names its content (`?v=<hash>`), so it can be kept for good: an update of the
+# file is a new URL. An older or missing hash gets no-cache: the file is what is on disk now.
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+class Assets:
+    """The content hash of each static file, for its URL, recomputed when the file changes.
+
+    Per file, not one hash of the folder: a new scoreboard.js must not make every phone
+    fetch the unchanged stylesheet again.
+    """
+
+    def __init__(self, folder: Path = STATIC) -> None:
+        self.folder = folder
+        self.lock = threading.Lock()
+        self.known: dict[str, tuple[tuple[int, int], str]] = {}
+
+    def version(self, name: str) -> str | None:
+        """A short hash of `name`'s bytes, or None when there is no such file."""
+        path = (self.folder / name).resolve()
+        if not path.is_relative_to(self.folder.resolve()):
+            return None
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        with self.lock:
+            got = self.known.get(name)
+            if got is not None and got[0] == stamp:
+                return got[1]
+        try:
+            digest = hashlib.sha1(path.read_bytes()).hexdigest()[:12]
+        except OSError:
+            return None
+        with self.lock:
+            self.known[name] = (stamp, digest)
+        return digest
+
+
+class Gzipped:
+    """gzip bodies, the last few kept by content: the same page shell or file is compressed
+    once, not once per phone."""
+
+    def __init__(self, kept: int = GZIP_KEPT) -> None:
+        self.kept = kept
+        self.lock = threading.Lock()
+        self.cache: OrderedDict[bytes, bytes] = OrderedDict()
+
+    def __call__(self, body: bytes) -> bytes:
+        key = hashlib.sha1(body).digest()
+        with self.lock:
+            got = self.cache.get(key)
+            if got is not None:
+                self.cache.move_to_end(key)
+                return got
+        out = gzip.compress(body, GZIP_LEVEL, mtime=0)
+        with self.lock:
+            self.cache[key] = out
+            while len(self.cache) > self.kept:
+                self.cache.popitem(last=False)
+        return out
+
+
+def asset_version(name: str, assets: Assets | None = None) -> str | None:
+    """The hash that names `name`'s current content in its URL (None: no such file)."""
+    return (assets or Assets()).version(name)
+
+
+def wants_gzip() -> bool:
+    return request.accept_encodings.quality("gzip") > 0
+
+
+def compress(resp: Response, gz: Gzipped) -> Response:
+    """gzip a text answer in place when the client takes it; streams and images never.
+
+    A live stream (text/event-stream) must reach the phone event by event, and a JPEG is
+    compressed already. Vary tells any cache on the way that the body depends on the header.
+    """
+    if resp.mimetype not in COMPRESSIBLE:
+        return resp
+    static = request.endpoint == "static" and resp.direct_passthrough
+    if resp.is_streamed and not static:
+        return resp
+    resp.vary.add("Accept-Encoding")
+    if resp.status_code != 200 or "Content-Encoding" in resp.headers or not wants_gzip():
+        return resp
+    if static:  # a file sent as it is read: read it whole instead (they are small)
+        try:
+            body = (STATIC / str((request.view_args or {})["filename"])).read_bytes()
+        except (OSError, KeyError):
+            return resp
+    else:
+        body = resp.get_data()
+    if len(body) < GZIP_MIN:
+        return resp
+    if static:
+        close = getattr(resp.response, "close", None)
+        if close is not None:
+            close()
+        resp.direct_passthrough = False
+    resp.set_data(gz(body))
+    resp.headers["Content-Encoding"] = "gzip"
+    etag, _weak = resp.get_etag()
+    if etag:
+        # The compressed bytes are not the file's; a weak tag still lets the phone ask
+        # "changed?" and be answered 304.
+        resp.set_etag(etag, weak=True)
+    return resp
 
 
 def register_pages(app: Flask) -> None:
     """The HTML routes and the headers every response gets."""
-    version = asset_version()
+    assets = Assets()
+    gz = Gzipped()
+    app.extensions["assets"] = assets
 
     def asset(name: str) -> str:
-        return url_for("static", filename=name, v=version)
+        """A static file's URL under its content hash (see IMMUTABLE)."""
+        return url_for("static", filename=name, v=assets.version(name) or "0")
 
     @app.context_processor
     def _assets() -> dict[str, Any]:
@@ -403,7 +517,13 @@ def register_pages(app: Flask) -> None:
         if resp.mimetype == "text/html":
             resp.headers.setdefault("Content-Security-Policy", CSP)
             resp.headers.setdefault("Cache-Control", "no-cache")
-        return resp
+        if request.endpoint == "static" and resp.status_code in (200, 206, 304):
+            name = str((request.view_args or {}).get("filename", ""))
+            current = request.args.get("v") == assets.version(name)
+            resp.headers["Cache-Control"] = IMMUTABLE if current else "no-cache"
+            if current:
+                resp.expires = None
+        return compress(resp, gz)
 
     @app.get("/")
     def scoreboard() -> str:
@@ -442,4 +562,5 @@ def register_pages(app: Flask) -> None:
                 "display": "standalone", "background_color": "#101418",
                 "theme_color": "#101418",
                 "icons": [{"src": asset("icon.svg"), "sizes": "any", "type": "image/svg+xml"}]}
-        return Response(json.dumps(body), mimetype="application/manifest+json")
+        return Response(json.dumps(body), mimetype="application/manifest+json",
+                        headers={"Cache-Control": "no-cache"})
