@@ -719,8 +719,11 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             entry = {key: g.get(key) for key in ("game_id", "edition", "created", "updated",
                                                  "seq", "round", "over", "to_move",
                                                  "winners")}
+            # The game at the table counts as its ranking does (Royale's chips kept too).
+            score = dict(ranking) if is_current else {}
             entry["players"] = [{"name": p["name"], "colour": p["colour"],
-                                 "money": p["money"]} for p in g["players"]]
+                                 "money": score.get(p["name"], p["money"])}
+                                for p in g["players"]]
             entry["title"] = limits.get(str(g["edition"]), {}).get("title", g["edition"])
             entry["current"] = is_current
             entry["ended"] = bool(display.get(gid)["ended"]) if GAME_ID.match(gid) else False

@@ -139,14 +139,17 @@
     if (tab === "history" && !histGame && s.seq !== histSeq) loadHistory();
   }
 
-  /** Who leads the standings as this page may see them ("" while nobody has money). */
+  /** Who leads the standings as this page may see them ("" when it cannot tell). */
   function leadLine(s) {
     const rank = (s.results && s.results.ranking) || (s.results_now && s.results_now.ranking);
-    if (rank && rank.length) {
-      const top = rank.filter((r) => r.place === 1).map((r) => r.player);
-      return `${s.over ? "Won by" : "Ranked first:"} ${names(top)}`;
-    }
-    return "";
+    if (!rank || !rank.length) return "";
+    const top = rank.filter((r) => r.place === 1);
+    const who = names(top.map((r) => r.player));
+    const score = top[0].score;
+    if (s.over) return `Won by ${who}` + (score == null ? "" : ` with ${dollars(score)}`);
+    if (score == null) return "";
+    if (top.length === rank.length) return score ? `Everyone has ${dollars(score)}` : "No money won yet";
+    return `${who} ${top.length === 1 ? "leads" : "lead"} with ${dollars(score)}`;
   }
 
   function renderStatus(s) {
@@ -174,10 +177,10 @@
     $("#pending").querySelectorAll("img[data-boxes]").forEach(placeBoxes);
     let html = "";
     if (s.over) {
-      html = `<div class="card task"><h2>Game over</h2><p>${esc(s.results ? s.results.explanation : "")}.</p>` +
+      html = `<div class="card task final"><h2>Game over</h2>${ranking(s, s.results)}<p>${esc(s.results ? s.results.explanation : "")}.</p>` +
         `<button class="btn primary wide" data-act="goto-game">Set up the next game</button></div>`;
     } else if (ended(s)) {
-      html = `<div class="card task"><h2>The game was ended</h2><p class="muted">The scoreboard shows the ranking as it stood.</p>` +
+      html = `<div class="card task"><h2>The game was ended</h2>${ranking(s, s.results_now)}<p class="muted">The scoreboard shows the ranking as it stood.</p>` +
         `<div class="row"><button class="btn" data-act="reopen">Reopen it</button>` +
         `<button class="btn primary" data-act="goto-game">New game</button></div></div>`;
     } else if (s.phase === "deal") {
@@ -192,6 +195,16 @@
       html = chooseCard(s);
     }
     $("#play").innerHTML = html;
+  }
+
+  /** The ranking as it stands, first place first (nothing while the money is hidden). */
+  function ranking(s, results) {
+    const rank = (results && results.ranking) || [];
+    if (!rank.length || rank.some((r) => r.score == null)) return "";
+    return `<ol class="rank">${rank.map((r) => {
+      const p = player(s, r.player) || {};
+      return `<li class="${r.place === 1 ? "first" : ""}"><span class="pl">${r.place}</span>${sw(p.colour)}<span class="nm">${esc(r.player)}</span><span class="sc">${dollars(r.score)}</span></li>`;
+    }).join("")}</ol>`;
   }
 
   function rollPhoto(s, alt) {
@@ -221,7 +234,7 @@
           `<button class="btn bigbtn" data-act="confirm-cand" data-id="${p.id}" data-v="${v}">${die(v, fix.dice[unsure].colour)}${v}</button>`).join("") + "</div>" : "";
       const mover = s.to_move;
       const whose = p.player
-        ? `<p class="whose">${sw(p.colour)}<span>${p.player === mover || !mover ? "" : `It is ${esc(mover)}'s turn, but `}the roll shows <b>${esc(p.player)}</b>'s ${esc(p.colour)} dice.</span></p>`
+        ? `<p class="whose">${sw(p.colour)}<span>${p.player === mover || !mover ? "The roll shows" : `It is ${esc(mover)}'s turn, but the roll shows`} <b>${esc(p.player)}</b>'s ${esc(p.colour)} dice.</span></p>`
         : p.colour ? `<p class="whose">${sw(p.colour)}<span>The roll shows ${esc(p.colour)} dice.</span></p>` : "";
       const dice = `<div class="editdice">${fix.dice.map((d, i) => `<button data-act="sel" data-id="${p.id}" data-i="${i}" class="${i === fix.sel ? "sel" : ""}" aria-label="die ${i + 1}">${die(d.value, d.colour, d.big ? "big" : "")}</button>`).join("")}` +
         (fix.open ? `<button class="btn ghost" data-act="add-die" data-id="${p.id}">+ die</button>` : "") + "</div>";
@@ -229,8 +242,9 @@
         ? (fix.sel >= 0 ? dieEditor(s, p.id, fix.dice[fix.sel]) : '<p class="muted small">Tap a die (here or on the photo) to change its value or colour.</p>') +
           `<button class="btn primary wide" data-act="confirm-dice" data-id="${p.id}">Confirm these ${fix.dice.length} dice</button>` +
           `<button class="btn ghost wide" data-act="uncorrect" data-id="${p.id}">Back</button>`
-        : `<div class="answers">${p.answers.map((a, i) => answerButton(p, a, i)).join("")}</div>`;
-      body = `<h2>Check ${esc(who)}'s roll</h2>${whose}${cands}${dice}${answers}`;
+        : `<div class="answers">${p.answers.map((a, i) => answerButton(p, a, cands ? i + 1 : i)).join("")}</div>`;
+      const title = p.player && mover && p.player !== mover ? `Is this ${esc(mover)}'s roll?` : `Check ${esc(who)}'s roll`;
+      body = `<h2>${title}</h2>${whose}${cands}${dice}${answers}`;
     } else {
       const unsure = unsureIndex(fix.dice);
       const cands = p.candidates.length && unsure >= 0
@@ -310,7 +324,7 @@
     const values = s.money_values || [];
     const d = draft.deal || (draft.deal = { casinos: [[], [], [], [], [], []], active: 0, open: false });
     const pairs = s.edition !== "classic";
-    let html = `<div class="card task deal"><h2>Money for round ${s.round}</h2>` +
+    let html = `<div class="card task deal ${d.open ? "open" : ""}"><h2>Money for round ${s.round}</h2>` +
       `<button class="btn primary wide" data-act="deal-app">Let the app deal</button>`;
     if (!d.open) {
       return html + `<p class="center"><button class="btn ghost" data-act="deal-open">Or enter the ${pairs ? "cards" : "notes"} we dealt</button></p></div>`;
@@ -321,7 +335,7 @@
         `<span class="notes">${notes.map((v, j) => `<span class="note" data-act="deal-rm" data-i="${i}" data-j="${j}">${dollars(v)}</span>`).join("") || '<span class="muted small">empty</span>'}</span>` +
         `<span class="sum">${notes.length ? dollars(notes.reduce((a, b) => a + b, 0)) : ""}</span></div>`).join("") +
       `</div><div class="keys">${values.map((v) => `<button class="btn" data-act="deal-add" data-v="${v}">${dollars(v)}</button>`).join("")}</div>` +
-      `<p></p><button class="btn primary wide" data-act="deal-hand">Enter this deal</button></div>`;
+      `<button class="btn primary wide deal-enter" data-act="deal-hand">Enter this deal</button></div>`;
     return html;
   }
 
@@ -359,13 +373,13 @@
       `<button class="btn wide" data-act="check-roll">Check the dice now</button></div></div>`;
   }
 
-  /** What passing is called and costs in this game, or "" when the rules have no pass. */
+  /** What passing is called in this game, and what it costs. */
   function passLabel(s) {
-    if (s.edition === "royale") return "Pass: use a chip (a chip kept is worth $10,000 at the end)";
+    if (s.edition === "royale") return ["Pass: use a chip", "a chip kept is worth $10,000 at the end"];
     const rule = (s.options || {}).skip_rule;
-    if (rule === "A") return "Skip this turn: pay $1";
-    if (rule === "B") return "Skip this turn: give up a skip card (A, J, Q or K)";
-    return "Skip this turn";
+    if (rule === "A") return ["Skip this turn", "costs $1"];
+    if (rule === "B") return ["Skip this turn", "costs a skip card (A, J, Q or K)"];
+    return ["Skip this turn", ""];
   }
 
   function chooseCard(s) {
@@ -379,7 +393,7 @@
       `<div class="bigs">${places.map((a) => {
         const n = roll.filter((d) => d.value === a.value).length;
         return `<button class="btn bigbtn" data-act="place" data-v="${a.value}">${die(a.value, col)}<span>${a.value}</span><small>${n} ${n === 1 ? "die" : "dice"}</small></button>`;
-      }).join("")}${canPass ? `<button class="btn bigbtn pass" data-act="pass">${esc(passLabel(s))}</button>` : ""}</div>` +
+      }).join("")}${canPass ? `<button class="btn bigbtn pass" data-act="pass"><span>${esc(passLabel(s)[0])}</span><small>${esc(passLabel(s)[1])}</small></button>` : ""}</div>` +
       `<p class="muted small">Rolled wrong? Undo takes the roll back.</p></div></div>`;
   }
 
@@ -727,8 +741,7 @@
       const r = await getJson("/api/games");
       const cur = r.ok ? r.data.games.find((g) => g.current) : null;
       const what = cur ? `${roundOf(cur)}, ${standing(cur)}` : `Round ${S.round} of ${S.rounds}`;
-      const title = ended(S) ? "Start a new game?" : "A game is in progress";
-      if (!await ask(title, `Game in progress: ${what}. It stays saved and can be resumed.`, "Start the new game")) return;
+      if (!await ask("Start a new game?", `Game in progress: ${what}. It stays saved and can be resumed.`, "Start the new game")) return;
     }
     const r = await api("/api/game", body);
     if (r.status === 401) { showHost(false); return; }
