@@ -225,6 +225,10 @@ def test_host_sets_up_a_game_enters_a_roll_confirms_and_undoes(served: Served, b
     page.locator("#players-edit .star").nth(1).click()  # Bo starts
     shot(page, "table-setup")
     page.click("#start-game")
+    page.wait_for_selector("#ask[open], #tab-play:not([hidden]) [data-act=inc]")
+    if page.locator("#ask[open]").count():  # the game left behind stays saved
+        assert "can be resumed" in page.locator("#ask-text").inner_text()
+        page.click("#ask-ok")
     page.wait_for_selector("#tab-play:not([hidden]) [data-act=inc]")
     state = served.table.game.state
     assert [p.name for p in state.players] == ["Ada", "Bo", "Cy"]
