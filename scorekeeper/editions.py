@@ -153,6 +153,11 @@ class Edition:
         """Money at the end of the game, extras included."""
         return state.money(name)
 
+    def score_extras(self, state: GameState, name: str) -> list[dict[str, Any]]:
+        """What `score` adds to the money, each {"what", "count", "value"}: the figure's
+        parts a page says where it shows the score."""
+        return []
+
     def tiebreak(self, state: GameState, name: str) -> int:
         return len(state.won[name])
 
@@ -346,6 +351,10 @@ class Custom(Edition):
     def score(self, state: GameState, name: str) -> int:
         return state.money(name) + state.skip_cards[name]
 
+    def score_extras(self, state: GameState, name: str) -> list[dict[str, Any]]:
+        n = state.skip_cards[name]
+        return [{"what": "skip card", "count": n, "value": n}] if n else []
+
     def tiebreak_rule(self) -> str:
         return "most money cards (skip cards do not count)"
 
@@ -466,6 +475,10 @@ class Royale(Edition):
 
     def score(self, state: GameState, name: str) -> int:
         return state.money(name) + ROYALE_CHIP_VALUE * state.chips[name]
+
+    def score_extras(self, state: GameState, name: str) -> list[dict[str, Any]]:
+        n = state.chips[name]
+        return [{"what": "chip", "count": n, "value": ROYALE_CHIP_VALUE * n}] if n else []
 
     def tiebreak(self, state: GameState, name: str) -> int:
         return len(state.won[name]) + state.chips[name]

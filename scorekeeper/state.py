@@ -39,6 +39,9 @@ from .errors import (
 from .payout import CasinoPayout, pay_casino
 
 PHASES = ("deal", "neutral", "roll", "choose", "over")
+LOG_SHOWN = 20
+"""Log entries `to_dict` sends: the newest, and none older than the round before this one
+(what a phone may see while the money is hidden: only the last payout is on the table)."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,7 @@ class GameState:
         self.notices: list[dict[str, Any]] = []
         self.round_results: list[dict[str, Any]] = []
         self.effects: dict[int, list[CasinoEffect]] = {}
+        self.log: list[dict[str, Any]] = []
         self._begin_round()
 
     @classmethod
@@ -311,6 +315,8 @@ class GameState:
         if self.phase == "over":
             raise GameOver("the game is over; start a new one or undo the last action")
         action = _canonical(action)
+        before = (self.round, self.phase, self.current_player())
+        spent = self._spendable(before[2])
         if isinstance(action, Deal):
             self._deal(action)
         elif isinstance(action, Roll):
@@ -320,6 +326,40 @@ class GameState:
         else:
             self._pass(action)
         self.history.append(action)
+        self._log(action, before, spent)
+
+    def _spendable(self, name: str | None) -> dict[str, int]:
+        """What a skip may cost: chips, cash and skip cards of `name`."""
+        if name is None or name not in self.seat_of:
+            return {}
+        return {"chip": self.chips[name], "$1": self.cash[name],
+                "skip card": self.skip_cards[name]}
+
+    def _log(self, action: Action, before: tuple[int, str, str | None],
+             spent: dict[str, int]) -> None:
+        """The game log in data: what each action did, for the pages to say in words."""
+        rnd, phase, who = before
+        entry: dict[str, Any] = {"seq": self.seq, "round": rnd, "player": who}
+        if isinstance(action, Deal):
+            entry.update(kind="deal", player=None, by="app" if action.casinos is None else "hand")
+        elif isinstance(action, Roll):
+            entry.update(kind="neutral" if phase == "neutral" else "roll",
+                         dice=_dice_groups(action.dice))
+        else:
+            rolled = self.last["dice"] if self.last else ()
+            entry["dice"] = _dice_groups(rolled)
+            if isinstance(action, Place):
+                entry.update(kind="place", value=action.value,
+                             count=sum(1 for d in rolled if d.value == action.value))
+            else:
+                now = self._spendable(who)
+                cost = next((k for k, v in spent.items() if now.get(k, v) < v), None)
+                entry.update(kind="pass", cost=cost)
+            if self.log and self.log[-1]["kind"] == "roll" and self.log[-1]["player"] == who:
+                self.log.pop()  # the roll and what its player did with it: one turn
+        self.log.append(entry)
+        if self.round != rnd or self.is_over():
+            self.log.append({"seq": self.seq, "round": rnd, "player": None, "kind": "payout"})
 
     def undo(self) -> Action:
         """Take back the last action by replaying all the others from the start."""
@@ -526,13 +566,26 @@ class GameState:
         self.edition.start_round(self)
         self.phase, self.to_move, self.roll = "deal", None, None
 
+    def payout_now(self, casino: int) -> CasinoPayout:
+        """What `casino` pays if the round ended now: the round end's own reckoning."""
+        weights = self.weights(casino)
+        for effect in self.effects.get(casino, ()):
+            effect.before_payout(self, casino, weights)
+        return pay_casino(casino, self.casinos[casino].notes, weights)
+
+    def round_so_far(self) -> dict[str, int]:
+        """Each real player's winnings if the round ended now (0 for nothing)."""
+        out = {p.name: 0 for p in self.players}
+        for casino in CASINOS:
+            for player, amount in self.payout_now(casino).payouts:
+                if player in out:
+                    out[player] += amount
+        return out
+
     def _end_round(self) -> None:
         payouts: list[CasinoPayout] = []
         for casino in CASINOS:
-            weights = self.weights(casino)
-            for effect in self.effects.get(casino, ()):
-                effect.before_payout(self, casino, weights)
-            result = pay_casino(casino, self.casinos[casino].notes, weights)
+            result = self.payout_now(casino)
             for player, amount in result.payouts:
                 if player in self.seat_of:
                     self.won[player].append(amount)
@@ -577,7 +630,7 @@ class GameState:
                 dice[who] = dice.get(who, 0) + n
                 if is_big:
                     big[who] = big.get(who, 0) + n
-        projected = pay_casino(casino, c.notes, self.weights(casino))
+        projected = self.payout_now(casino)
         return {
             "casino": casino,
             "notes": list(c.notes),
@@ -590,9 +643,10 @@ class GameState:
             "unclaimed": list(projected.unclaimed),
         }
 
-    def player_view(self, seat: int) -> dict[str, Any]:
+    def player_view(self, seat: int, so_far: Mapping[str, int] | None = None) -> dict[str, Any]:
         p = self.players[seat]
         hand = self.hands[seat]
+        so_far = self.round_so_far() if so_far is None else so_far
         return {
             "name": p.name,
             "colour": p.colour,
@@ -603,6 +657,8 @@ class GameState:
             "notes": sorted(self.won[p.name], reverse=True),
             "chips": self.chips[p.name],
             "skip_cards": self.skip_cards[p.name],
+            "score_extras": self.edition.score_extras(self, p.name),
+            "round_so_far": so_far.get(p.name, 0),
         }
 
     def results(self) -> dict[str, Any]:
@@ -637,6 +693,7 @@ class GameState:
     def to_dict(self) -> dict[str, Any]:
         """The whole visible state, JSON-ready: what the API and the pages show."""
         expected = self.expected_roll()
+        so_far = self.round_so_far()
         return {
             "edition": self.edition.key,
             "options": copy.deepcopy(self.edition.options),
@@ -647,7 +704,7 @@ class GameState:
             "seq": self.seq,
             "to_move": self.current_player(),
             "start_player": self.players[self.start_player].name,
-            "players": [self.player_view(i) for i in range(len(self.players))],
+            "players": [self.player_view(i, so_far) for i in range(len(self.players))],
             "casinos": [self.casino_view(c) for c in CASINOS],
             "roll": [d.to_dict() for d in self.roll] if self.roll is not None else None,
             "expected_roll": [
@@ -659,7 +716,13 @@ class GameState:
             "notices": copy.deepcopy(self.notices),
             "round_results": copy.deepcopy(self.round_results),
             "results": self.results() if self.is_over() else None,
+            "log": self.log_view(),
         }
+
+    def log_view(self) -> list[dict[str, Any]]:
+        """The newest log entries, newest first (see LOG_SHOWN)."""
+        recent = [e for e in self.log[-LOG_SHOWN:] if e["round"] >= self.round - 1]
+        return copy.deepcopy(recent[::-1])
 
     def fingerprint(self) -> str:
         """Hash of everything that decides the future, for 'identical state' checks."""
@@ -671,6 +734,15 @@ class GameState:
             "history": [a.to_dict() for a in self.history],
         }
         return hashlib.sha256(json.dumps(full, sort_keys=True).encode()).hexdigest()
+
+
+def _dice_groups(dice: Iterable[Die]) -> list[dict[str, Any]]:
+    """Dice as the log keeps them: per colour (and Biggy), the values low to high."""
+    groups: dict[tuple[str, bool], list[int | None]] = {}
+    for d in dice:
+        groups.setdefault((d.colour, d.big), []).append(d.value)
+    return [{"colour": c, "big": b, "values": sorted(v, key=lambda x: 7 if x is None else x)}
+            for (c, b), v in sorted(groups.items())]
 
 
 def _faces(dice: tuple[Die, ...]) -> list[int]:

@@ -7,6 +7,8 @@
   try { me = JSON.parse(localStorage.getItem(ME) || "{}") || {}; } catch (e) { me = {}; }
   let S = null;
   let prevDice = null;
+  let dismissed = "";  // the payout a tap put away: "game:round"
+  const PHOTO_WIDTHS = [160, 240, 320, 480, 640, 800, 960, 1280, 1600];
 
   const url = () => "/api/events" + (me.name ? "?me=" + encodeURIComponent(me.name) : "");
   const conn = VT.live(url, render);
@@ -18,9 +20,17 @@
     conn.reopen();
   }
 
+  /** One money style on the whole page: "$80,000" on a note, in a total and in a gap. */
+  const cash = (v) => money(v, true);
   const isNeutral = (s, name) => !(s.players || []).some((p) => p.name === name);
-  const label = (s, name) => (isNeutral(s, name) ? "neutral" : name);
+  const label = (s, name) => (isNeutral(s, name) ? "neutral dice" : name);
   const player = (s, name) => (s.players || []).find((p) => p.name === name);
+  const ended = (s) => s.over || !!(s.display && s.display.ended);
+  const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+  const ordinal = (n) => n + (n % 100 >= 11 && n % 100 <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] || "th");
+  /** "anna", "anna and benno", "anna, benno and carla". */
+  const and = (xs) => (xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`);
+  const who = (s, name) => `<span class="who">${sw(colourOf(s, name))}${esc(label(s, name))}</span>`;
 
   function render(s) {
     S = s;
@@ -31,55 +41,60 @@
       if (!mine) me = {};
       return;
     }
-    document.title = s.over ? "Game over · Vegas Table" : `Round ${s.round} · Vegas Table`;
-    $("#round").innerHTML = s.over ? "<b>Game over</b>" : `Round <b>${s.round}</b> of ${s.rounds}`;
+    const done = ended(s);
+    const head = s.over ? "Game over" : done ? "Game ended" : `Round ${s.round} of ${s.rounds}`;
+    document.title = `${head} · Vegas Table`;
+    $("#round").innerHTML = s.over ? "<b>Game over</b>" : done ? "<b>Game ended</b>"
+      : `Round <b>${s.round}</b> of ${s.rounds}`;
     const meP = player(s, s.me);
     $("#me-sw").className = "sw " + (meP ? VT.cc(meP.colour) : "c-x");
     $("#me-name").textContent = meP ? meP.name : "Me?";
-    const done = s.over || !!(s.display && s.display.ended);
     $("#turn").hidden = done;
     $("#casinos").hidden = done;
     $("#casinos-h").hidden = done;
     renderTurn(s);
     renderPending(s);
     renderFinal(s);
-    renderRoll(s);
     renderSummary(s);
+    renderRoll(s);
     renderCasinos(s);
     renderPlayers(s);
+    renderLog(s);
     renderEarlier(s);
   }
 
   function renderTurn(s) {
     const el = $("#turn");
-    const who = s.to_move ? player(s, s.to_move) : null;
-    el.className = "turn card " + (who ? VT.cc(who.colour) : "");
+    const mover = s.to_move ? player(s, s.to_move) : null;
+    el.className = "turn card " + (mover ? VT.cc(mover.colour) : "");
     let title = "";
     let what = "";
     let side = "";
-    if (s.over || (s.display && s.display.ended)) {
-      const w = s.results ? s.results.winners : [];
-      title = w.length ? `${w.map(esc).join(" & ")} ${w.length > 1 ? "win" : "wins"}` : "Game over";
-      what = s.over ? "Game over" : "The host ended the game";
-    } else if (s.phase === "deal") {
+    if (s.phase === "deal") {
       title = `Round ${s.round}`;
       what = s.display && s.display.deal === "hand" ? "The money is being dealt" : "Dealing the money…";
-    } else if (who) {
-      title = esc(who.name);
+    } else if (mover) {
+      title = esc(mover.name);
       what = s.phase === "neutral" ? "rolls the neutral dice"
         : s.phase === "choose" || s.roll_held ? "is choosing a number" : "to roll";
-      side = `<b>${who.dice_left}</b>${who.dice_left === 1 ? "die" : "dice"} left`;
+      side = `<b>${mover.dice_left}</b>${mover.dice_left === 1 ? "die" : "dice"} left`;
     }
-    el.innerHTML = `${who ? sw(who.colour, "lg") : ""}<div><div class="who">${title}</div>` +
+    el.innerHTML = `${mover ? sw(mover.colour, "lg") : ""}<div><div class="who">${title}</div>` +
       `<div class="what">${what}</div></div><div class="side">${side}</div>`;
   }
 
   function renderPending(s) {
     const el = $("#pending");
     const p = (s.pending || [])[0];
-    el.hidden = !p;
-    if (p) el.textContent = p.kind === "place" ? "Which number was taken? The table is asked."
+    el.hidden = !p || ended(s);
+    if (!el.hidden) el.textContent = p.kind === "place" ? "Which number was taken? The table is asked."
       : "The camera is checking this roll with the table…";
+  }
+
+  /** What `score` adds to the money, said where the figure is: "incl. 2 unused chips = $20,000". */
+  function extrasText(p) {
+    const xs = (p && p.score_extras) || [];
+    return xs.map((x) => `incl. ${plural(x.count, "unused " + x.what, "unused " + x.what + "s")} = ${cash(x.value)}`).join(", ");
   }
 
   function renderFinal(s) {
@@ -87,12 +102,17 @@
     const r = s.results;
     el.hidden = !r;
     if (!r) return;
+    const w = r.winners || [];
+    const title = w.length ? `${w.map(esc).join(" & ")} ${w.length > 1 ? "win" : "wins"}` : "Game over";
     const rows = r.ranking.map((row) => {
       const p = player(s, row.player) || {};
-      return `<li class="${row.place === 1 ? "first" : ""}"><span class="pl">${row.place}</span>` +
-        `${sw(p.colour)}<span class="nm">${esc(row.player)}</span><span class="sc">${money(row.score, true)}</span></li>`;
+      const extra = extrasText(p);
+      return `<li class="${row.place === 1 ? "first" : ""}"><span class="pl">${ordinal(row.place)}</span>` +
+        `${sw(p.colour)}<span class="nm">${esc(row.player)}</span><span class="sc">${cash(row.score)}</span>` +
+        `${extra ? `<small class="extra">${esc(extra)}</small>` : ""}</li>`;
     }).join("");
     el.innerHTML = `<h2>${s.over ? "Final ranking" : "Ranking when the game was ended"}</h2>` +
+      `<p class="winner">${title}</p>` +
       `<ol class="rank">${rows}</ol><p class="why">${esc(r.explanation)}.${tieBelow(r)}</p>`;
   }
 
@@ -103,9 +123,18 @@
     return new Set(scores).size < scores.length ? ` Equal money below: ${esc(r.tiebreak_rule)} decides.` : "";
   }
 
+  const photoPath = (name) => `/api/photo/${name.split("/").map(encodeURIComponent).join("/")}`;
+  /** A thumbnail twice as wide as it is shown (sharp on a phone's screen), no wider. */
+  function thumbWidth(css) {
+    const want = Math.ceil(css * 2);
+    return PHOTO_WIDTHS.find((w) => w >= want) || PHOTO_WIDTHS[PHOTO_WIDTHS.length - 1];
+  }
+
   function renderRoll(s) {
     const el = $("#roll");
-    const photo = s.last_roll && s.last_roll.photo ? `/api/photo/${s.last_roll.photo.split("/").map(encodeURIComponent).join("/")}` : "";
+    // The roll's own key: a photo name written again (a roll undone) is never an older picture.
+    const photo = s.last_roll && s.last_roll.photo ? `${photoPath(s.last_roll.photo)}?k=` +
+      encodeURIComponent(`${s.game_id}.${s.last_roll.frame ?? s.seq}`) : "";
     let head = "";
     let dice = "";
     const sorted = VT.byFace;
@@ -122,46 +151,79 @@
     } else if (s.last) {
       const l = s.last;
       head = l.neutral ? `<b>${esc(l.player)}</b> rolled the neutral dice`
-        : l.passed ? `<b>${esc(l.player)}</b> passed` : `<b>${esc(l.player)}</b> placed the ${l.value}s`;
+        : l.passed ? `<b>${esc(l.player)}</b> skipped the turn` : `<b>${esc(l.player)}</b> placed the ${l.value}s`;
       dice = sorted(l.dice).map((d) => die(d.value, d.colour,
         (d.big ? "big " : "") + (l.value && d.value !== l.value ? "dim" : l.value ? "hl" : ""))).join("");
     }
-    el.hidden = !head || s.over || !!(s.display && s.display.ended);
+    el.hidden = !head || ended(s);
     if (el.hidden) return;
     el.className = "card roll" + (photo ? "" : " nophoto");
-    el.innerHTML = (photo ? `<img class="photo" src="${esc(photo)}" alt="photo of the roll" loading="lazy">` : "") +
+    const key = `${photo}|${head}|${dice}`;
+    if (el.dataset.key === key) return;
+    el.dataset.key = key;
+    el.innerHTML = (photo ? `<button class="photo-btn" type="button" aria-label="open the photo of the roll">` +
+      `<img class="photo" alt="photo of the roll"></button>` : "") +
       `<div><div class="label">${head}</div><div class="dice">${dice}</div></div>`;
     const img = el.querySelector(".photo");
-    if (img) img.addEventListener("click", () => { $("#photo-big").src = photo; $("#photo-dialog").showModal(); });
+    if (img) {
+      img.src = `${photo}&w=${thumbWidth(img.getBoundingClientRect().width || 112)}`;
+      el.querySelector(".photo-btn").addEventListener("click", () => {
+        $("#photo-big").src = photo;
+        $("#photo-dialog").showModal();
+      });
+    }
   }
 
-  function paidList(s, casinos) {
-    return casinos.map((c) => {
-      const pays = c.payouts.map((p) => `<span class="who">${sw(colourOf(s, p.player))}${esc(label(s, p.player))} ${money(p.amount)}</span>`);
-      const gone = c.cancelled.map((n) => `<span class="who"><s>${esc(label(s, n))}</s></span>`);
-      const left = c.unclaimed.length ? `<span class="muted small">${c.unclaimed.map((v) => money(v)).join(" ")} unclaimed</span>` : "";
-      return `<li>${die(c.casino, "", "c-house")}${pays.join("") || '<span class="muted small">nobody</span>'}` +
-        `${gone.length ? '<span class="tag">tie</span>' + gone.join("") : ""}${left}</li>`;
-    }).join("");
+  /** One casino's payout in words: "Casino 3: anna $80,000, carla $30,000 (benno and dora tied, nothing)". */
+  function payoutLine(s, c) {
+    const pays = c.payouts.map((p) => `${who(s, p.player)} <b class="amt">${cash(p.amount)}</b>`);
+    const tied = c.cancelled.length
+      ? `${pays.length ? "(" : ""}${and(c.cancelled.map((n) => who(s, n)))} tied, nothing${pays.length ? ")" : ""}` : "";
+    const left = c.unclaimed.length
+      ? `<span class="muted">${and(c.unclaimed.map(cash))} not won</span>` : "";
+    const body = [pays.join(", "), tied].filter(Boolean).join(" ") ||
+      (left ? "no dice here" : "nothing to pay");
+    return `<li data-casino="${c.casino}"><span class="cn">Casino ${c.casino}:</span> ` +
+      `<span class="pay-words">${body}${left ? (body ? "; " : "") + left : ""}</span></li>`;
+  }
+  const paidList = (s, casinos) => casinos.map((c) => payoutLine(s, c)).join("");
+
+  /** Log entries since the newest payout (newest first): none means no roll has come yet. */
+  function sincePayout(s) {
+    const log = s.log || [];
+    const i = log.findIndex((e) => e.kind === "payout");
+    return i < 0 ? null : log.slice(0, i);
   }
 
   function renderSummary(s) {
     const el = $("#summary");
     const rr = s.round_results || [];
     const last = rr[rr.length - 1];
-    const fresh = last && !s.over && s.casinos.every((c) => Object.keys(c.dice).length === 0);
-    const show = last && (fresh || s.over) && last.casinos.length;
+    const since = sincePayout(s);
+    // The payout stays while notes are handed out: until the next round's first roll.
+    const waiting = since !== null && since.every((e) => e.kind === "deal");
+    const id = last ? `${s.game_id}:${last.round}` : "";
+    const show = last && last.casinos.length && (s.over || (!ended(s) && waiting)) && dismissed !== id;
     el.hidden = !show;
     if (!show) return;
     const mineNow = s.me && last.money && last.money[s.me] !== undefined
-      ? `<p class="muted small">You now have ${money(last.money[s.me], true)}.</p>` : "";
-    el.innerHTML = `<h2>Round ${last.round} paid out</h2><ul class="paid">${paidList(s, last.casinos)}</ul>${mineNow}`;
+      ? `<p class="muted small">You now have ${cash(last.money[s.me])}.</p>` : "";
+    el.innerHTML = `<div class="sum-head"><h2>Round ${last.round} paid out</h2>` +
+      (s.over ? "" : `<button class="btn ghost dismiss" type="button" data-id="${esc(id)}">OK, hide</button>`) +
+      `</div><ul class="paid">${paidList(s, last.casinos)}</ul>${mineNow}`;
   }
+  $("#summary").addEventListener("click", (e) => {
+    const b = e.target.closest(".dismiss");
+    if (!b) return;
+    dismissed = b.dataset.id;
+    $("#summary").hidden = true;
+  });
 
   function renderEarlier(s) {
     const el = $("#earlier");
     const rr = (s.round_results || []).filter((r) => r.casinos.length);
-    el.innerHTML = rr.length ? `<details><summary>Payouts of earlier rounds</summary>` +
+    const open = el.querySelector("details") && el.querySelector("details").open;
+    el.innerHTML = rr.length ? `<details${open ? " open" : ""}><summary>Payouts of earlier rounds</summary>` +
       rr.map((r) => `<h3 class="small">Round ${r.round}</h3><ul class="paid">${paidList(s, r.casinos)}</ul>`).join("") +
       "</details>" : "";
   }
@@ -178,17 +240,17 @@
         // A Biggy counts as two: show what decides the majority, and mark the Biggy.
         const nb = (c.big && c.big[n]) || 0;
         const big = nb ? `<i class="bigmark" title="${nb} Biggy, counts as two"></i>` : "";
-        const status = tied.has(n) ? '<span class="tag">tie</span>'
-          : proj[n] !== undefined ? `<span class="pay">+${money(proj[n])}</span>` : "";
+        const status = tied.has(n) ? '<span class="tag">tied</span>'
+          : proj[n] !== undefined ? `<span class="pay">+${cash(proj[n])}</span>` : "";
         return `<li class="stake ${tied.has(n) ? "tied" : ""}">${sw(colourOf(s, n))}<span class="n">${(c.weights && c.weights[n]) || c.dice[n] || 0}</span>` +
           `${big}<span class="nm">${esc(label(s, n))}</span>${status}</li>`;
       }).join("");
       // Notes are paid high to low, one per ranked player: the first ones are taken.
       const notes = [...c.notes].sort((a, b) => b - a).map((v, i) =>
-        `<span class="note ${i < c.projected.length ? "won" : ""}">${money(v)}</span>`).join("");
+        `<span class="note ${i < c.projected.length ? "won" : ""}">${cash(v)}</span>`).join("");
       const total = c.notes.reduce((a, b) => a + b, 0);
       return `<article class="casino" data-casino="${c.casino}"><header>${die(c.casino, "", "c-house")}` +
-        `<span class="total">${total ? money(total) : ""}</span></header>` +
+        `<span class="cname">Casino ${c.casino}</span><span class="total">${total ? cash(total) : ""}</span></header>` +
         `<div class="notes">${notes || '<span class="muted small">no money yet</span>'}</div>` +
         `<ul class="stakes">${stakes || '<li class="empty">no dice yet</li>'}</ul></article>`;
     }).join("");
@@ -203,30 +265,117 @@
     prevDice = { ...now, game: s.game_id };
   }
 
+  /** Places by the edition's score: the final ranking once there is one, else equal money
+      shares a place. Null while the money is face down or nobody has won anything. */
+  function standings(s) {
+    if (s.results) {
+      return Object.fromEntries(s.results.ranking.map((r) => [r.player, r.place]));
+    }
+    const scores = s.players.map((p) => p.score);
+    if (scores.some((v) => v === null || v === undefined) || new Set(scores).size < 2) return null;
+    return Object.fromEntries(s.players.map((p) => [p.name, 1 + scores.filter((v) => v > p.score).length]));
+  }
+
   function renderPlayers(s) {
     const el = $("#players");
     const hidden = s.display && s.display.money_hidden;
+    const done = ended(s);
     $("#money-note").textContent = hidden ? "money stays face down until the end" : "";
-    const places = s.results ? Object.fromEntries(s.results.ranking.map((r) => [r.player, r.place])) : {};
+    const places = standings(s);
     const order = [...s.players];
-    if (s.results) order.sort((a, b) => places[a.name] - places[b.name]);
+    if (places) order.sort((a, b) => places[a.name] - places[b.name]);  // stable: seat order in a tie
+    const shared = (n) => places && Object.values(places).filter((v) => v === n).length > 1;
+    const leaders = places ? s.players.filter((p) => places[p.name] === 1) : [];
+    const top = leaders.length ? leaders[0].score : 0;
+    const second = places ? Math.max(...s.players.filter((p) => places[p.name] !== 1).map((p) => p.score)) : 0;
+    const inRound = !done && s.phase !== "deal" && s.casinos.some((c) => Object.keys(c.dice).length);
     el.innerHTML = order.map((p) => {
+      const place = places ? places[p.name] : 0;
       const you = p.name === s.me ? '<span class="you">you</span>' : "";
-      const turn = p.name === s.to_move && !s.over ? "turn-now" : "";
-      const m = p.money === null ? '<span class="money hid" title="face down">●●●</span>'
-        : `<span class="money">${money(p.money, true)}</span>`;
+      const turn = p.name === s.to_move && !done ? "turn-now" : "";
+      const m = p.score === null ? '<span class="money hid" title="face down">●●●<span class="sr"> hidden</span></span>'
+        : `<span class="money">${cash(p.score)}</span>`;
+      let rank = "";
+      let gap = "";
+      if (place) {
+        const lead = place === 1;
+        rank = `<span class="rank-badge${lead ? " lead" : ""}">${shared(place) ? "=" : ""}${ordinal(place)}</span>`;
+        if (lead) {
+          gap = leaders.length > 1 ? `<span class="gap lead">joint leader</span>`
+            : `<span class="gap lead">leader${top > second ? `, ${cash(top - second)} ahead` : ""}</span>`;
+        } else if (top > p.score) {
+          const after = leaders.length > 1 ? "the leaders" : esc(leaders[0].name);
+          gap = `<span class="gap">${cash(top - p.score)} behind ${after}</span>`;
+        }
+      }
       const hand = Object.entries(p.hand || {}).map(([k, n]) =>
-        `<span class="hand ${VT.cc(k.split(" ")[0])}">${"<i></i>".repeat(Math.min(n, 12))}</span>`).join("");
-      const extras = [];
-      if (s.edition === "royale") extras.push(`${p.chips} chip${p.chips === 1 ? "" : "s"}`);
-      if (s.options && s.options.skip_rule === "B") extras.push(`${p.skip_cards} skip card${p.skip_cards === 1 ? "" : "s"}`);
-      if (places[p.name]) extras.unshift(["1st", "2nd", "3rd"][places[p.name] - 1] || `${places[p.name]}th`);
-      const notes = (p.notes || []).map((v) => `<span class="note">${money(v)}</span>`).join("");
-      return `<div class="player ${VT.cc(p.colour)} ${turn}">${sw(p.colour)}<span class="nm">${esc(p.name)}${you}</span>${m}` +
-        `<span class="meta">${s.over ? "" : p.dice_left ? `${hand}<span>${p.dice_left} ${p.dice_left === 1 ? "die" : "dice"}</span>` : "<span>no dice left</span>"}` +
-        `${extras.map((x) => `<span>${esc(x)}</span>`).join("")}</span>` +
-        `<span class="notes">${notes}</span></div>`;
+        `<span class="hand ${VT.cc(k.split(" ")[0])}" aria-hidden="true">${"<i></i>".repeat(Math.min(n, 12))}</span>`).join("");
+      const meta = [`<span class="colour">${esc(p.colour)} dice</span>`];
+      if (!done) meta.push(p.dice_left ? `${hand}<span>${plural(p.dice_left, "die", "dice")} left</span>` : "<span>no dice left</span>");
+      if (s.edition === "royale" && !p.chips) meta.push("<span>no chips left</span>");
+      if (s.options && s.options.skip_rule === "B" && !p.skip_cards) meta.push("<span>no skip cards left</span>");
+      const soFar = inRound ? `<span class="so-far">${p.round_so_far ? `+${cash(p.round_so_far)}` : "nothing"} ` +
+        `this round so far</span>` : "";
+      const extra = p.score !== null ? extrasText(p) : "";
+      const notes = (p.notes || []).map((v) => `<span class="note">${cash(v)}</span>`).join("");
+      return `<div class="player ${VT.cc(p.colour)} ${turn}${place === 1 ? " leader" : ""}" data-player="${esc(p.name)}">` +
+        `<div class="p-top">${rank}${sw(p.colour)}<span class="nm">${esc(p.name)}${you}</span>${m}</div>` +
+        `<div class="p-sub">${gap}${extra ? `<span class="extra">${esc(extra)}</span>` : ""}${soFar}</div>` +
+        `<div class="meta">${meta.join("")}</div>` +
+        (notes ? `<div class="notes">${notes}</div>` : "") + "</div>";
     }).join("");
+  }
+
+  /** The game log in words, newest first: rolls, placements, skips, payouts. */
+  function logLine(s, e) {
+    const dice = (groups, value) => groups.flatMap((g) => g.values.map((v) => ({ v, colour: g.colour, big: g.big })))
+      .sort((a, b) => (a.v || 7) - (b.v || 7))
+      .map((d) => die(d.v, d.colour, (d.big ? "big " : "") + (value ? (d.v === value ? "hl" : "dim") : ""))).join("");
+    const faces = (groups) => groups.flatMap((g) => g.values).sort((a, b) => (a || 7) - (b || 7))
+      .map((v) => (v === null ? "?" : v)).join(" ");
+    const p = e.player ? who(s, e.player) : "";
+    let text = "";
+    let pics = "";
+    let extra = "";
+    if (e.kind === "deal") {
+      text = `Round ${e.round}: the money is dealt${e.by === "hand" ? " by hand" : ""}`;
+    } else if (e.kind === "neutral") {
+      text = `${p} rolled the neutral dice (${faces(e.dice)}): each goes to the casino of its number`;
+      pics = dice(e.dice);
+    } else if (e.kind === "roll") {
+      text = `${p} rolled ${faces(e.dice)} and is choosing`;
+      pics = dice(e.dice);
+    } else if (e.kind === "place") {
+      text = `${p} rolled ${faces(e.dice)} and placed ${e.count === 1 ? "one die" : `${e.count} dice`} on casino ${e.value}`;
+      pics = dice(e.dice, e.value);
+    } else if (e.kind === "pass") {
+      const cost = { chip: "used a chip", "$1": "paid $1", "skip card": "used a skip card" }[e.cost];
+      text = `${p} rolled ${faces(e.dice)} and skipped the turn${cost ? ` (${cost})` : ""}`;
+      pics = dice(e.dice);
+    } else if (e.kind === "payout") {
+      const r = (s.round_results || []).find((x) => x.round === e.round);
+      text = `<b>Round ${e.round} paid out</b>`;
+      if (r && r.casinos.length) extra = `<ul class="paid">${paidList(s, r.casinos)}</ul>`;
+    }
+    return `<li class="log-${e.kind}" data-seq="${e.seq}"><span class="t">${text}</span>` +
+      `${pics ? `<span class="dice">${pics}</span>` : ""}${extra}</li>`;
+  }
+
+  const wide = matchMedia("(min-width: 720px)");
+  function renderLog(s) {
+    const el = $("#log");
+    const log = s.log || [];
+    el.hidden = !log.length;
+    if (!log.length) return;
+    if (!el.dataset.ready) {
+      el.open = wide.matches;  // a phone starts with the log folded, the last action in view
+      el.dataset.ready = "1";
+    }
+    const newest = log[0];
+    const last = document.createElement("ul");
+    last.innerHTML = logLine(s, newest);
+    $("#log-last").textContent = last.querySelector(".t").textContent;
+    $("#log-list").innerHTML = log.map((e) => logLine(s, e)).join("");
   }
 
   // A TV shows how to join; phones never load the picture.
@@ -243,7 +392,8 @@
   $("#me-btn").addEventListener("click", () => {
     if (!S) return;
     const box = $("#me-choices");
-    box.innerHTML = S.players.map((p) => `<button class="btn" value="${esc(p.colour)}">${sw(p.colour)}${esc(p.name)}</button>`).join("") +
+    box.innerHTML = S.players.map((p) => `<button class="btn" value="${esc(p.colour)}">${sw(p.colour)}` +
+      `<span>${esc(p.name)} <span class="muted">(${esc(p.colour)})</span></span></button>`).join("") +
       '<button class="btn ghost" value="">Nobody, I am watching</button>';
     $("#me-dialog").showModal();
   });
