@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
+from vision.loop import track_stream
 from vision.reader import DieRead
 from vision.tracker import (
     NeedsConfirmation,
@@ -25,7 +26,6 @@ from vision.tracker import (
     TurnFacts,
     TurnTracker,
     fit_facts,
-    track_stream,
 )
 
 FPS = 15

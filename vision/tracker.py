@@ -29,14 +29,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from .motion import MotionConfig
-from .pace import Pace
 from .reader import CERTAIN, DieRead, box_side, face_side
 
 __all__ = [
@@ -50,7 +48,6 @@ __all__ = [
     "TurnFacts",
     "TurnTracker",
     "fit_facts",
-    "track_stream",
 ]
 
 ALL_VALUES = (1, 2, 3, 4, 5, 6)
@@ -68,7 +65,7 @@ class DieLike(Protocol):
 
 
 class Reader(Protocol):
-    """What `track_stream` needs of a reader (`vision.reader.DiceReader` is one)."""
+    """What the camera loop (`vision.loop`) needs of a reader (`vision.reader.DiceReader`)."""
 
     def read(self, frame: np.ndarray) -> Sequence[DieLike]: ...
 
@@ -457,7 +454,7 @@ class TurnTracker:
     def flush(self) -> list[Event]:
         """The stream ended: what the tray last settled into stands, however briefly held.
 
-        Only for replays (`track_stream`); a live tracker never calls it, because there a
+        Only at a stream's end (`vision.loop`); a live tracker never calls it, because there a
         short-lived removal may still be a hand.
         """
         return self._commit_chain() if self._chain else []
@@ -754,31 +751,3 @@ def _pip_sizes(image: np.ndarray, dice: Sequence[DieRead], sizes: dict[int, floa
         return sizes
     scale = float(np.median([sizes[i] / f for i, f in faces.items()]))
     return {i: faces[i] * scale if i in faces else s for i, s in sizes.items()}
-
-
-def track_stream(frames: Iterable[tuple[int, float, np.ndarray | None]], reader: Reader,
-                 facts: TurnFacts | None = None, tracker: TurnTracker | None = None,
-                 pace: Pace | None = None) -> Iterator[Event]:
-    """Replay a recorded stream: read its frames, yield events in stream order.
-
-    Frames are read at `pace` (`vision.pace`: the motion gate as the live table has it, and a
-    slower machine's clock if asked); every frame is read without one. A frame given as None
-    (a source that lost it) is skipped like a dropped frame. At the end of the stream, a
-    removal still waiting for its hold time is reported (`flush`), so the last turn of a
-    recording is not lost. Pass `tracker` to replay with other windows.
-    """
-    if tracker is None:
-        tracker = TurnTracker(facts)
-    elif facts is not None:
-        tracker.expect(facts)
-    if pace is None:
-        pace = Pace(MotionConfig(enabled=False))  # every frame read
-    for index, t, image in frames:
-        if image is None or pace.busy(t):
-            continue
-        pace.start()
-        dice = pace.dice(reader, image)
-        events = tracker.feed(index, t, dice, image) if dice is not None else []
-        pace.done(t)
-        yield from events
-    yield from tracker.flush()

@@ -323,10 +323,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 # --- track / serve ------------------------------------------------------------------------
 def cmd_track(args: argparse.Namespace) -> int:
+    from vision.loop import track_stream
     from vision.motion import MotionConfig
     from vision.pace import Pace
     from vision.sources import SourceError, open_source
-    from vision.tracker import track_stream
 
     if args.fps <= 0:
         raise UsageError("--fps must be positive")
@@ -345,9 +345,8 @@ def cmd_track(args: argparse.Namespace) -> int:
     except (SourceError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     with source:
-        frames = ((f.index, f.t, f.image) for f in source)
         pace = Pace(MotionConfig(enabled=not args.every_frame), args.cpu_factor)
-        for ev in track_stream(frames, reader, pace=pace):
+        for ev in track_stream(source, reader, pace=pace):
             d = ev.to_dict()
             if args.json:
                 print(json.dumps(d), flush=True)

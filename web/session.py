@@ -33,10 +33,11 @@ from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore, StorageFull, StoredGame
 from vision import tracker as tk
 from vision.demo import DemoSource, Timing, Turn
+from vision.loop import CameraLoop, LoopHooks
 from vision.motion import MotionConfig
 from vision.pace import Pace
 from vision.profile import Profile
-from vision.sources import FolderSource, Source, open_source
+from vision.sources import FolderSource, Frame, Source, open_source
 
 log = logging.getLogger("vegas_table.session")
 
@@ -292,6 +293,11 @@ class TableSession:
         # Which frames are read (`vision.pace`): the motion gate, and for a replay a slower
         # machine's clock.
         self.pace = Pace(motion, cpu_factor)
+        # The camera loop `serve` and `track` share (`vision.loop`): it reads the current
+        # profile's reader and feeds the current game's tracker, under the session's lock.
+        self.lock = threading.RLock()
+        self.loop = CameraLoop(_CurrentReader(self), tk.TurnTracker(), self.pace,
+                               _TableHooks(self), self.lock)
         self.data_dir = Path(data_dir)
         self.photos = self.data_dir / "photos"
         self.source_spec = source_spec
@@ -320,13 +326,11 @@ class TableSession:
         self.demo_timing = demo_timing
         self.finished_games = 0
         self._source_factory = source_factory
-        self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self.version = 0
         self.pending: list[Pending] = []
         self._next_pending = 1
         self.stats = SessionStats()
-        self.tracker = tk.TurnTracker()
         self.source: Source | None = None
         self.camera_state = "starting"
         self.camera_message = ""
@@ -370,6 +374,7 @@ class TableSession:
         self._preview: tuple[int, bytes] | None = None
         self._preview_wanted = -PREVIEW_WANTED_S  # when a camera viewer last asked for it
         self._script_base = 0
+        self._fps_times: deque[float] = deque(maxlen=30)
         self._answers: dict[tuple[int, str, int, bool], dict[str, Any]] = {}
         # Whether the host ended a game early (kept by the web layer); the camera then leaves
         # that game alone, and the demo starts its next one.
@@ -377,6 +382,15 @@ class TableSession:
         # Called after every applied action with (state, action, who acted): the console log.
         self.on_action: Callable[[GameState, Any, str | None], None] | None = None
         self.game: StoredGame = self._resume_or_new()
+
+    @property
+    def tracker(self) -> tk.TurnTracker:
+        """The current game's turn tracker (a new game or calibration starts a new one)."""
+        return self.loop.tracker
+
+    @tracker.setter
+    def tracker(self, tracker: tk.TurnTracker) -> None:
+        self.loop.tracker = tracker
 
     # --- games ---------------------------------------------------------------------------
     def _resume_or_new(self) -> StoredGame:
@@ -907,80 +921,9 @@ class TableSession:
                 self._after_change()
 
     def _loop(self, source: Source) -> None:
-        times: deque[float] = deque(maxlen=30)
-        while not self._stop.is_set() and not self._restart_source:
-            self.heartbeat = time.monotonic()
-            if self.demo and self.is_ended(self.game.id):
-                return  # the host ended the demo's game: on to the next one
-            frame = source.read()
-            if frame is None:
-                if not (self.demo and source.ended):  # the demo's script ends every game
-                    self._camera(source.message, source.state)
-                if source.ended:
-                    if not self._restart_source:
-                        self._drain()
-                    return
-                continue
-            if self.pace.busy(frame.t):
-                continue
-            self.pace.start()
-            now = self.last_frame_at = time.monotonic()
-            times.append(now)
-            if len(times) > 1:
-                self.stats.fps = (len(times) - 1) / max(times[-1] - times[0], 1e-6)
-            self.stats.frames += 1
-            try:
-                self._frame(source, frame)
-                self._encode_preview()
-            except Exception as exc:
-                self._failed(f"frame {frame.index}", exc)
-            else:
-                # An error stays on the pages a while, so people see it, not just a flicker.
-                if (self.camera_state != "error"
-                        or time.time() - self.stats.last_error_at >= self.error_hold):
-                    self._camera(source.message, source.state)
-            self.pace.done(frame.t)
-
-    def _frame(self, source: Source, frame: Any) -> None:
-        """One frame: read the dice, feed the tracker, act on what it saw."""
-        self._check_profile_fits(frame.image)
-        if self._calibrating() is not None:
-            self._calibrate(source, frame)
-            return
-        try:
-            dice = self.pace.dice(self.reader, frame.image)
-        except (ValueError, cv2.error) as exc:
-            self.stats.last_error = f"frame {frame.index}: {exc}"
-            return
-        if dice is None:
-            return  # dice tumbling or a hand over the tray: a read would be stale at once
-        dice = list(dice)
-        self._stream_t = frame.t
-        truth = frame.meta.get("truth") if self.demo else None
-        self._latest = (frame.index, frame.image, dice)
-        with self.lock:
-            if truth is not None and truth.get("turn") is not None:
-                self._truth_turn = int(truth["turn"])
-                self._turn_at[frame.index] = self._truth_turn
-                while len(self._turn_at) > 4096:
-                    self._turn_at.popitem(last=False)
-            seen = self.tracker.state
-            events = self.tracker.feed(frame.index, frame.t, dice, frame.image)
-            if events:
-                self._handle(events)
-            if self.tracker.state != seen:
-                # The camera page shows what the tracker sees beside the live picture;
-                # told only of game changes it said "settled" over dice still rolling.
-                self._after_change()
-            if self.storage_error:
-                self._deal_if_due()  # a deal the full disk refused goes through once it can
-            try:
-                self._answer_as_demo_host()
-            except (RulesError, StoreError) as exc:
-                # The game moved on from what the demo scripted (the host passed, undid or
-                # entered a turn): play on from the game as it is now.
-                log.info("demo host: %s; scripting the game afresh", exc)
-                self._rescript()
+        self._fps_times.clear()
+        for _ in self.loop.run(source):
+            pass  # the hooks (`_TableHooks`) act on each event as the tracker says it
 
     def _rescript(self) -> None:
         """Demo only: close the demo camera, so it opens again scripted from the game now."""
@@ -1041,24 +984,16 @@ class TableSession:
         """Stream time in the demo (which may run faster than real time), else wall time."""
         return self._stream_t if self.demo else time.monotonic()
 
-    def _drain(self) -> None:
-        """At the end of a recording, report what the tracker still holds back."""
-        if self.is_ended(self.game.id):
-            return
-        self._draining = True
-        with self.lock:
-            events = self.tracker.flush()
-            if events:
-                self._handle(events)
-        while self.demo and self.pending and not self._stop.is_set():
-            with self.lock:
-                before = [q.id for q in self.pending]
-                self._answer_as_demo_host()
-                if [q.id for q in self.pending] == before:
-                    break  # nothing the demo host can answer (should not happen)
-        if self.demo and not self.game.state.is_over():
-            with self.lock:
-                self._enter_by_hand(len(self._script))
+    def _drained(self) -> None:
+        """Demo only, at the end of its script: what the table still asks is answered, and a
+        turn the camera missed altogether is entered by hand, as the host would."""
+        while self.pending and not self._stop.is_set():
+            before = [q.id for q in self.pending]
+            self._answer_as_demo_host()
+            if [q.id for q in self.pending] == before:
+                break  # nothing the demo host can answer (should not happen)
+        if not self.game.state.is_over():
+            self._enter_by_hand(len(self._script))
 
     # --- events -> actions ---------------------------------------------------------------
     def _handle(self, events: list[tk.Event]) -> None:
@@ -1308,6 +1243,109 @@ class TableSession:
         """The scripted turn the live game is in (the script runs ahead of the game)."""
         idx = self._turn_number() - self._script_base
         return self._script[idx] if 0 <= idx < len(self._script) else None
+
+
+class _CurrentReader:
+    """The session's reader as it is now: a saved profile replaces it between frames."""
+
+    def __init__(self, table: TableSession) -> None:
+        self.table = table
+
+    def read(self, frame: np.ndarray) -> Sequence[Any]:
+        return self.table.reader.read(frame)
+
+
+class _TableHooks(LoopHooks):
+    """What the table does around the camera loop: calibration takes its frames, events
+    become actions, and nothing a frame does ends the loop (it is shown, and the loop goes
+    on)."""
+
+    def __init__(self, table: TableSession) -> None:
+        self.t = table
+
+    def go_on(self) -> bool:
+        t = self.t
+        t.heartbeat = time.monotonic()
+        if t._stop.is_set() or t._restart_source:
+            return False
+        return not (t.demo and t.is_ended(t.game.id))  # the demo moves on to its next game
+
+    def no_frame(self, source: Source) -> None:
+        if not (self.t.demo and source.ended):  # the demo's script ends every game
+            self.t._camera(source.message, source.state)
+
+    def frame(self, frame: Frame) -> bool:
+        t = self.t
+        now = t.last_frame_at = time.monotonic()
+        times = t._fps_times
+        times.append(now)
+        if len(times) > 1:
+            t.stats.fps = (len(times) - 1) / max(times[-1] - times[0], 1e-6)
+        t.stats.frames += 1
+        t._check_profile_fits(frame.image)
+        if t._calibrating() is not None:
+            t._calibrate(t.source, frame)
+            return False
+        t._stream_t = frame.t
+        truth = frame.meta.get("truth") if t.demo else None
+        if truth is not None and truth.get("turn") is not None:
+            with t.lock:
+                t._truth_turn = int(truth["turn"])
+                t._turn_at[frame.index] = t._truth_turn
+                while len(t._turn_at) > 4096:
+                    t._turn_at.popitem(last=False)
+        return True
+
+    def unread(self, frame: Frame, exc: Exception) -> None:
+        if not isinstance(exc, (ValueError, cv2.error)):
+            raise exc
+        self.t.stats.last_error = f"frame {frame.index}: {exc}"  # one frame it cannot take
+
+    def seen(self, frame: Frame | None, dice: Sequence[Any], events: list[tk.Event],
+             tracker_was: str) -> None:
+        t = self.t
+        if frame is None:  # the recording ended: what the tracker held back
+            if events:
+                t._handle(events)
+            if t.demo:
+                t._drained()
+            return
+        t._latest = (frame.index, frame.image, list(dice))
+        if events:
+            t._handle(events)
+        if t.tracker.state != tracker_was:
+            # The camera page shows what the tracker sees beside the live picture; told only
+            # of game changes it said "settled" over dice still rolling.
+            t._after_change()
+        if t.storage_error:
+            t._deal_if_due()  # a deal the full disk refused goes through once it can
+        try:
+            t._answer_as_demo_host()
+        except (RulesError, StoreError) as exc:
+            # The game moved on from what the demo scripted (the host passed, undid or
+            # entered a turn): play on from the game as it is now.
+            log.info("demo host: %s; scripting the game afresh", exc)
+            t._rescript()
+
+    def done(self, frame: Frame) -> None:
+        t = self.t
+        t._encode_preview()
+        # An error stays on the pages a while, so people see it, not just a flicker.
+        if (t.camera_state != "error"
+                or time.time() - t.stats.last_error_at >= t.error_hold):
+            source = t.source
+            if source is not None:
+                t._camera(source.message, source.state)
+
+    def failed(self, frame: Frame, exc: Exception) -> None:
+        self.t._failed(f"frame {frame.index}", exc)
+
+    def at_end(self) -> bool:
+        t = self.t
+        if t._restart_source or t.is_ended(t.game.id):
+            return False
+        t._draining = True
+        return True
 
 
 def _stamp(path: Path) -> tuple[str, int, int]:
