@@ -39,7 +39,7 @@ from .errors import (
 from .payout import CasinoPayout, pay_casino
 
 PHASES = ("deal", "neutral", "roll", "choose", "over")
-LOG_SHOWN = 20
+LOG_SHOWN = 12
 """Log entries `to_dict` sends: the newest, and none older than the round before this one
 (what a phone may see while the money is hidden: only the last payout is on the table)."""
 

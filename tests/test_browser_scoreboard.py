@@ -133,7 +133,7 @@ def test_the_state_holds_this_rounds_winnings_the_score_parts_and_a_short_log(ed
             assert p["score"] == p["money"] + sum(x["value"] for x in p["score_extras"])
         log = view["log"]
         assert [e["seq"] for e in log] == sorted((e["seq"] for e in log), reverse=True)
-        assert all(e["round"] >= g.round - 1 for e in log) and len(log) <= 20
+        assert all(e["round"] >= g.round - 1 for e in log) and len(log) <= 12
         g.apply_action(step(g, rng))
     assert g.to_dict()["log"][0] == {"seq": g.seq, "round": g.round, "player": None,
                                      "kind": "payout"}

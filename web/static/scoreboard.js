@@ -30,7 +30,7 @@
   const ordinal = (n) => n + (n % 100 >= 11 && n % 100 <= 13 ? "th" : ["th", "st", "nd", "rd"][n % 10] || "th");
   /** "anna", "anna and benno", "anna, benno and carla". */
   const and = (xs) => (xs.length < 2 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`);
-  const who = (s, name) => `<span class="who">${sw(colourOf(s, name))}${esc(label(s, name))}</span>`;
+  const who = (s, name, pre = "") => `<span class="who">${pre}${sw(colourOf(s, name))}${esc(label(s, name))}</span>`;
 
   function render(s) {
     S = s;
@@ -177,8 +177,9 @@
   /** One casino's payout in words: "Casino 3: anna $80,000, carla $30,000 (benno and dora tied, nothing)". */
   function payoutLine(s, c) {
     const pays = c.payouts.map((p) => `${who(s, p.player)} <b class="amt">${cash(p.amount)}</b>`);
+    // The bracket stays with the name it opens on: "(" never ends a line.
     const tied = c.cancelled.length
-      ? `${pays.length ? "(" : ""}${and(c.cancelled.map((n) => who(s, n)))} tied, nothing${pays.length ? ")" : ""}` : "";
+      ? `${and(c.cancelled.map((n, i) => who(s, n, i || !pays.length ? "" : "(")))} tied, nothing${pays.length ? ")" : ""}` : "";
     const left = c.unclaimed.length
       ? `<span class="muted">${and(c.unclaimed.map(cash))} not won</span>` : "";
     const body = [pays.join(", "), tied].filter(Boolean).join(" ") ||
