@@ -106,7 +106,10 @@
   });
 
   // --- tabs ----------------------------------------------------------------------------
-  document.querySelectorAll(".tabs button").forEach((b) => b.addEventListener("click", () => setTab(b.dataset.tab)));
+  document.querySelectorAll(".tabs button").forEach((b) => b.addEventListener("click", () => {
+    if (b.dataset.tab === "history") histGame = null;  // the tab itself shows the game at the table
+    setTab(b.dataset.tab);
+  }));
   function setTab(name) {
     tab = name;
     document.querySelectorAll(".tabs button").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.tab === name)));
