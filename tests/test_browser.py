@@ -345,20 +345,35 @@ def test_the_camera_page_says_what_the_tracker_sees(served: Served, browser):
     with table.lock:
         table.tracker = tk.TurnTracker()
         table._after_change()
-    ctx, page = page_for(browser)
+    three = DieRead(3, "red", False, (100, 100, 140, 140), 0.97)
+    five = DieRead(5, "red", False, (300, 100, 340, 140), 0.97)
+    ctx, page = page_for(browser)  # one page: each camera picture holds one of a few streams
     page.goto(served.url + "/camera", wait_until="domcontentloaded")
-    page.wait_for_selector(".stat:has-text('tray empty')")
-    # Dice land in the tray: the page is told without being reloaded.
-    with table.lock:
-        table.tracker.feed(0, 0.0, [DieRead(3, "red", False, (100, 100, 140, 140), 0.97)])
-        assert table.tracker.state == "rolling"
-        table._after_change()
-    page.wait_for_selector(".stat:has-text('dice rolling')")
-    assert "placing" not in page.locator("#stats").inner_text()
+    for size in (PHONE, {"width": 1280, "height": 800}):
+        page.set_viewport_size(size)
+        page.wait_for_selector(".stat:has-text('The tray'):has-text('Empty')")
+        # Dice land in the tray: the page is told without being reloaded.
+        with table.lock:
+            table.tracker.feed(0, 0.0, [three, five])
+            assert table.tracker.state == "rolling"
+            table._after_change()
+        page.wait_for_selector(".stat:has-text('Dice rolling')")
+        # The player takes the 3: a move not yet sure, in plain words.
+        with table.lock:
+            for i in range(1, 12):
+                table.tracker.feed(i, i / 15, [three, five])
+            for i in range(12, 16):
+                table.tracker.feed(i, i / 15, [five])
+            assert table.tracker.state == "placing"
+            table._after_change()
+        page.wait_for_selector(".stat:has-text('Dice moving: waiting for them to settle')")
+        words = page.locator("#stats").inner_text().lower()
+        assert "placing" not in words and "tracker" not in words
+        page.screenshot(path=str(SHOTS / f"camera-placing-{size['width']}.png"))
+        with table.lock:  # the tests after this one start from a tray the tracker never saw
+            table.tracker = tk.TurnTracker()
+            table._after_change()
     ctx.close()
-    with table.lock:  # the tests after this one start from a tray the tracker never saw
-        table.tracker = tk.TurnTracker()
-        table._after_change()
 
 
 def test_pages_make_no_external_request(served: Served, browser):

@@ -1,4 +1,4 @@
-/* The camera page: the annotated live picture and what the tracker makes of it. */
+/* The camera page: the annotated live picture and what the table makes of the tray. */
 "use strict";
 (() => {
   const { esc, $ } = VT;
@@ -11,18 +11,24 @@
   });
   start();
   VT.keepAwake();
-  // What the tracker makes of the tray (TurnTracker.state), said as the person watching it
-  // would: "placing" over an empty tray read as a fault, when it means a placement not yet sure.
-  const PHASE = {
-    empty: "tray empty", rolling: "dice rolling", settled: "roll read",
-    placing: "watching the move", placed: "move read", clearing: "tray being cleared",
+  // The tray as the turn tracker sees it (TurnTracker.state), said as the person watching
+  // it would: "placing" means dice left or moved and the move is not yet sure, not a fault.
+  const TRAY = {
+    empty: "Empty", rolling: "Dice rolling", settled: "Roll read: waiting for the move",
+    placing: "Dice moving: waiting for them to settle", placed: "Move read",
+    clearing: "Being cleared",
+  };
+  const CAMERA = {
+    starting: "Starting", running: "Working", lost: "Lost", error: "Error", closed: "Stopped",
   };
   VT.live(() => "/api/events", (s) => {
     const c = s.camera || {};
-    const tiles = [["camera", c.state], ["frames per second", c.fps],
-      ["tracker", PHASE[c.tracker] || c.tracker],
-      ["source", c.source], ["to move", s.to_move || "—"], ["waiting for the table", (s.pending || []).length]];
+    const asked = (s.pending || []).length;
+    const fps = typeof c.fps === "number" ? `${Math.round(c.fps)} pictures a second` : "—";
+    const tiles = [["The tray", TRAY[c.tracker] || c.tracker], ["Camera", CAMERA[c.state] || c.state],
+      ["Speed", fps], ["Whose turn", s.to_move || "—"],
+      ["Questions for the host", asked ? `${asked} waiting` : "none"], ["Picture from", c.source]];
     $("#stats").innerHTML = tiles.map(([k, v]) => `<div class="stat"><small>${esc(k)}</small><b>${esc(v ?? "—")}</b></div>`).join("") +
-      (c.message ? `<div class="stat"><small>message</small><b class="small">${esc(c.message)}</b></div>` : "");
+      (c.message && c.message !== c.state ? `<div class="stat wide"><small>Camera says</small><b class="small">${esc(c.message)}</b></div>` : "");
   });
 })();

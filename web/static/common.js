@@ -79,18 +79,43 @@ const VT = (() => {
     if (!r.ok) toast(r.data.error || "that did not work", true);
   });
 
-  /** Live state by Server-Sent Events; reconnects by itself and re-syncs on every (re)open. */
+  // The server ends each live stream after a while and the browser reopens it in about 2 s:
+  // only a gap longer than that is news for the people at the table.
+  const OFFLINE_AFTER_MS = 4000;
+
+  /** Live state by Server-Sent Events; reconnects by itself and re-syncs on every (re)open.
+      While it is down for longer than a blink, a banner in the header says so in words. */
   function live(url, onState) {
     let es = null;
     let timer = null;
     let backoff = 1000;
+    let offlineTimer = null;
+    let wasLive = false;
     const dot = $("#live");
-    const mark = (on) => {
-      if (!dot) return;
-      dot.classList.toggle("on", on);
-      dot.querySelector(".live-text").textContent = on ? "live" : "reconnecting";
-      dot.title = on ? "live" : "reconnecting";
+    const offline = $("#offline");
+    const say = (on) => {
+      if (!offline) return;
+      const text = on ? "" : (wasLive
+        ? "Reconnecting… <span>The live scores stopped coming. This page catches up by itself when the table is back.</span>"
+        : "Connecting to the table… <span>Is this phone on the table's Wi-Fi?</span>");
+      if (offline.innerHTML !== text) offline.innerHTML = text;
     };
+    const mark = (on) => {
+      if (dot) {
+        dot.classList.toggle("on", on);
+        dot.querySelector(".live-text").textContent = on ? "live" : (wasLive ? "reconnecting" : "connecting");
+        dot.title = on ? "live" : "reconnecting";
+      }
+      if (on) {
+        wasLive = true;
+        clearTimeout(offlineTimer);
+        offlineTimer = null;
+        say(true);
+      } else if (offlineTimer === null) {
+        offlineTimer = setTimeout(() => say(false), OFFLINE_AFTER_MS);
+      }
+    };
+    mark(false);
     function open() {
       clearTimeout(timer);
       if (es) es.close();
@@ -164,7 +189,7 @@ const VT = (() => {
         video.muted = true;
         video.loop = true;
         video.className = "awake";
-        video.src = "/static/awake.webm";
+        video.src = document.body.dataset.awake || "/static/awake.webm";
         document.body.appendChild(video);
       }
       if (video.paused) video.play().catch(() => {});
