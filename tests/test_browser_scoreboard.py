@@ -320,6 +320,11 @@ def test_the_game_log_says_the_last_actions_newest_first(served: Served, page):
     play_until(served, lambda s: s.round == 2, seed=6)
     page.wait_for_selector("#log-list > li.log-payout")
     newest = page.locator("#log-list > li").first
+    # Said once on the page: above while the payout is up, in the log once it is put away.
+    assert newest.locator(".t").inner_text() == "Round 1 paid out (see above)"
+    assert newest.locator(".paid li").count() == 0
+    page.click("#summary .dismiss")
+    page.wait_for_selector("#log-list > li.log-payout .paid li")
     assert newest.locator(".t").inner_text() == "Round 1 paid out"
     assert newest.locator(".paid li").count() == 6
 

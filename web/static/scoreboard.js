@@ -8,6 +8,7 @@
   let S = null;
   let prevDice = null;
   let dismissed = "";  // the payout a tap put away: "game:round"
+  let summaryRound = 0;  // the round whose payout is on screen above the log
   const PHOTO_WIDTHS = [160, 240, 320, 480, 640, 800, 960, 1280, 1600];
 
   const url = () => "/api/events" + (me.name ? "?me=" + encodeURIComponent(me.name) : "");
@@ -206,6 +207,7 @@
     const id = last ? `${s.game_id}:${last.round}` : "";
     const show = last && last.casinos.length && (s.over || (!ended(s) && waiting)) && dismissed !== id;
     el.hidden = !show;
+    summaryRound = show ? last.round : 0;
     if (!show) return;
     const mineNow = s.me && last.money && last.money[s.me] !== undefined
       ? `<p class="muted small">You now have ${cash(last.money[s.me])}.</p>` : "";
@@ -217,7 +219,7 @@
     const b = e.target.closest(".dismiss");
     if (!b) return;
     dismissed = b.dataset.id;
-    $("#summary").hidden = true;
+    if (S) render(S);
   });
 
   function renderEarlier(s) {
@@ -355,8 +357,8 @@
       pics = dice(e.dice);
     } else if (e.kind === "payout") {
       const r = (s.round_results || []).find((x) => x.round === e.round);
-      text = `<b>Round ${e.round} paid out</b>`;
-      if (r && r.casinos.length) extra = `<ul class="paid">${paidList(s, r.casinos)}</ul>`;
+      text = `<b>Round ${e.round} paid out</b>${e.round === summaryRound ? " (see above)" : ""}`;
+      if (r && r.casinos.length && e.round !== summaryRound) extra = `<ul class="paid">${paidList(s, r.casinos)}</ul>`;
     }
     return `<li class="log-${e.kind}" data-seq="${e.seq}"><span class="t">${text}</span>` +
       `${pics ? `<span class="dice">${pics}</span>` : ""}${extra}</li>`;
