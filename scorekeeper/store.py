@@ -70,8 +70,11 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE TRIGGER IF NOT EXISTS events_append_only_u BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_d BEFORE DELETE ON events
+WHEN EXISTS (SELECT 1 FROM games WHERE id = OLD.game_id)
 BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
 """
+# A file written before a whole game could be deleted refuses every delete of an event.
+_OLD_DELETE_TRIGGER = "BEFORE DELETE ON events\nBEGIN"
 
 # Every table, read row by row into Python when the file is checked at open: besides pages
 # SQLite cannot read, that finds text that is no longer UTF-8, which SQLite never checks.
@@ -511,6 +514,10 @@ class GameStore:
 
     def _migrate(self) -> None:
         with self._lock:
+            row = self._db.execute("SELECT sql FROM sqlite_schema WHERE type='trigger' AND "
+                                   "name='events_append_only_d'").fetchone()
+            if row is not None and _OLD_DELETE_TRIGGER in str(row[0]):
+                self._db.execute("DROP TRIGGER events_append_only_d")
             self._db.executescript(_SCHEMA)  # idempotent: every statement is IF NOT EXISTS
         with self._tx() as db:
             row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -658,6 +665,18 @@ class GameStore:
             out.append({"game_id": gid, "created": created, "updated": updated, "seq": seq,
                         "round": rnd, "over": bool(over), **json.loads(summary)})
         return out
+
+    def delete_game(self, game_id: str) -> None:
+        """Delete a saved game and its events, all at once (the host's choice on /table).
+
+        Single events stay append-only: the game's row goes first, and only a game that is
+        gone may lose its events. StoreError if there is no such game.
+        """
+        with self._tx() as db:
+            db.execute("PRAGMA defer_foreign_keys=ON")  # the events are gone by the commit
+            if db.execute("DELETE FROM games WHERE id=?", (game_id,)).rowcount == 0:
+                raise StoreError(f"no saved game {game_id!r} in {self.path}")
+            db.execute("DELETE FROM events WHERE game_id=?", (game_id,))
 
     def event_kinds(self, game_id: str) -> list[tuple[int, str]]:
         """(number, kind) of every event logged for the game, in order, undos included.

@@ -75,6 +75,38 @@ def test_events_are_append_only(tmp_path):
         db.execute("DELETE FROM events")
 
 
+def test_a_deleted_game_goes_whole_and_the_others_stay(tmp_path):
+    with GameStore(tmp_path) as store:
+        keep, gone = store.create(CONFIG), store.create(CONFIG)
+        for g in (keep, gone):
+            g.apply(Deal())
+        store.delete_game(gone.id)
+        assert [g["game_id"] for g in store.list_games()] == [keep.id]
+        assert store.latest_unfinished() == keep.id  # a restart never picks the deleted one
+        with pytest.raises(StoreError, match="no saved game"):
+            store.load(gone.id)
+        with pytest.raises(StoreError, match="no saved game"):
+            store.delete_game(gone.id)
+        assert store.load(keep.id).state.seq == 1
+    db = sqlite3.connect(tmp_path / "games.sqlite3")
+    assert db.execute("SELECT count(*) FROM events WHERE game_id=?", (gone.id,)).fetchone() == (0,)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute("DELETE FROM events WHERE game_id=?", (keep.id,))  # still one by one: never
+
+
+def test_a_file_from_before_game_deletion_is_brought_up_to_it(tmp_path):
+    with GameStore(tmp_path) as store:
+        gid = store.create(CONFIG).id
+    db = sqlite3.connect(tmp_path / "games.sqlite3")
+    db.executescript("DROP TRIGGER events_append_only_d; CREATE TRIGGER events_append_only_d "
+                     "BEFORE DELETE ON events\nBEGIN SELECT RAISE(ABORT, 'events are "
+                     "append-only'); END;")
+    db.close()
+    with GameStore(tmp_path) as store:
+        store.delete_game(gid)
+        assert store.list_games() == []
+
+
 def test_illegal_action_is_not_stored(tmp_path):
     with GameStore(tmp_path) as store:
         game = store.create(CONFIG)

@@ -216,46 +216,6 @@ def photo_width(raw: str | None) -> int | None:
     return max(w for w in PHOTO_WIDTHS if w <= n)
 
 
-class RemovedGames:
-    """Games the host deleted from the table page, kept out of every list.
-
-    The game log itself is append-only, so a deleted game's photos and display options are
-    removed and its id is written to `data_dir/deleted-games.json` (atomically).
-    """
-
-    FILENAME = "deleted-games.json"
-
-    def __init__(self, data_dir: Path) -> None:
-        self.path = Path(data_dir) / self.FILENAME
-        self.lock = threading.Lock()
-        try:
-            data = json.loads(self.path.read_text("utf-8"))
-        except (OSError, ValueError):
-            data = []
-        self.ids: set[str] = {g for g in data if isinstance(g, str)} if isinstance(
-            data, list) else set()
-
-    def __contains__(self, game_id: object) -> bool:
-        with self.lock:
-            return game_id in self.ids
-
-    def _save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(sorted(self.ids)), "utf-8")
-        tmp.replace(self.path)
-
-    def add(self, game_id: str) -> None:
-        with self.lock:
-            self.ids.add(game_id)
-            self._save()
-
-    def discard(self, game_id: str) -> None:
-        with self.lock:
-            if game_id in self.ids:
-                self.ids.discard(game_id)
-                self._save()
-
-
 def edition_limits() -> dict[str, dict[str, Any]]:
     """Per edition: player counts the rules accept (with each option that narrows them), the
     rounds, the colours no player may take, and whether dice can be Biggies."""
@@ -311,8 +271,6 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
     table.is_ended = lambda game_id: bool(display.get(game_id)["ended"])
     app.extensions["display"] = display
     thumbs = app.extensions["thumbs"] = Thumbnails()
-    removed = RemovedGames(table.data_dir)
-    removed.discard(table.game.id)  # the game at the table is never one kept out of lists
     limits = edition_limits()
     camera_slots = threading.BoundedSemaphore(settings.camera_viewers)
     live_slots = threading.BoundedSemaphore(settings.live_clients)
@@ -704,7 +662,7 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
 
     # --- saved games (the host's list on /table) -----------------------------------------
     def saved_games() -> list[dict[str, Any]]:
-        """Every saved game but the deleted ones, the one at the table first."""
+        """Every saved game, the one at the table first."""
         with table.lock:
             current, state = table.game.id, table.game.state
             ranking = [(r["player"], int(r["score"])) for r in state.results()["ranking"]]
@@ -713,8 +671,6 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         out = []
         for g in games:
             gid = g["game_id"]
-            if gid in removed:
-                continue
             is_current = gid == current
             entry = {key: g.get(key) for key in ("game_id", "edition", "created", "updated",
                                                  "seq", "round", "over", "to_move",
@@ -792,7 +748,10 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
             if entry["current"]:
                 raise ApiError(409, "this game is the one being played: start or resume "
                                     "another game first")
-            removed.add(game_id)
+            try:
+                table.store.delete_game(game_id)
+            except StoreError as exc:
+                raise ApiError(404, str(exc)) from None
         shutil.rmtree(Path(table.data_dir) / "photos" / game_id, ignore_errors=True)
         return jsonify(ok=True, game_id=game_id)
 
