@@ -148,11 +148,26 @@ def _describe(state: GameState, action: Any, before: dict[str, Any]) -> list[str
     if state.round_results and state.round_results[-1]["round"] == before["round"] and (
         state.round != before["round"] or state.is_over()
     ):
-        lines.append(f"  Payout of round {before['round']}:")
-        for c in state.round_results[-1]["casinos"]:
-            paid = ", ".join(f"{p['player']} {_money(p['amount'], state)}" for p in c["payouts"])
-            extra = f"  (tied: {', '.join(c['cancelled'])})" if c["cancelled"] else ""
-            lines.append(f"    casino {c['casino']}: {paid or 'nobody'}{extra}")
+        lines += _payout_lines(state, state.round_results[-1])
+    return lines
+
+
+def _payout_lines(state: GameState, result: dict[str, Any]) -> list[str]:
+    """A round's payout, casino by casino, as the table hands the notes out."""
+    lines = [f"  Payout of round {result['round']}:"]
+    for c in result["casinos"]:
+        paid = ", ".join(f"{p['player']} {_money(p['amount'], state)}" for p in c["payouts"])
+        extra = f"  (tied: {', '.join(c['cancelled'])})" if c["cancelled"] else ""
+        lines.append(f"    casino {c['casino']}: {paid or 'nobody'}{extra}")
+    return lines
+
+
+def _ranking_lines(state: GameState) -> list[str]:
+    results = state.results()
+    lines = ["Final ranking:"]
+    for r in results["ranking"]:
+        lines.append(f"  {r['place']}. {r['player']:<8} {_money(r['score'], state)}")
+    lines.append(f"  {results['explanation']}.")
     return lines
 
 
@@ -199,11 +214,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             if not args.quiet:
                 for line in _describe(state, action, before):
                     print(line)
-        results = state.results()
-        print("Final ranking:")
-        for r in results["ranking"]:
-            print(f"  {r['place']}. {r['player']:<8} {_money(r['score'], state)}")
-        print(f"  {results['explanation']}.")
+        print("\n".join(_ranking_lines(state)))
         return 0
     except RulesError as exc:
         raise UsageError(str(exc)) from None
@@ -548,6 +559,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from web.session import TableSession
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    # A phone that closes its page mid-answer is no news ("Client disconnected while
+    # serving"): the console is the game's narration, and keeps waitress to its warnings.
+    logging.getLogger("waitress").setLevel(logging.WARNING)
     data_dir = Path(args.data_dir)
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -594,7 +608,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     state = table.game.state
     print(f"Game {table.game.id}: {state.edition.title}, round {state.round}, "
           f"action {state.seq}{' (resumed)' if state.seq else ''}", flush=True)
-    table.on_action = _narrate
+    narrator = _Narrator(state)
+    table.on_action, table.on_undo = narrator.action, narrator.undone
     # The unit stops the service with SIGINT. A process started where SIGINT is ignored (from
     # a shell's background job, `nohup ... &`) inherits that and would never stop: take it back.
     # SIGTERM (`kill`, `docker stop`, a unit without our KillSignal) takes the same way out, so
@@ -665,17 +680,45 @@ def _announce(port: int) -> Any:
     return withdraw
 
 
-def _narrate(state: GameState, action: Any, who: str | None) -> None:
-    who = who or ""
-    text = {"deal": "money dealt", "roll": "rolled", "place": "placed", "pass": "passed"}
-    kind = action.to_dict().get("type", "?")
-    detail = ""
-    if kind == "roll":
-        detail = " ".join(d.face for d in by_face(action.dice))
-    elif kind == "place":
-        detail = f"the {action.value}s"
-    print(f"  [{state.seq:3d}] round {state.round} {who} {text.get(kind, kind)} {detail}".rstrip(),
-          flush=True)
+NARRATION = {"deal": "money dealt", "roll": "rolled", "place": "placed", "pass": "passed"}
+
+
+class _Narrator:
+    """The game as the console tells it: each action once, what was taken back, each
+    round's payout and the winner."""
+
+    def __init__(self, state: GameState) -> None:
+        self._paid = len(state.round_results)
+        self._game = state.config
+
+    def action(self, state: GameState, action: Any, who: str | None) -> None:
+        if state.config is not self._game:  # another game (new, or resumed from the list)
+            self._game, self._paid = state.config, len(state.round_results) - 1
+        lines = [f"  [{state.seq:3d}] round {state.round} {who or ''} "
+                 f"{NARRATION.get(_kind(action), _kind(action))} {_detail(action)}".rstrip()]
+        while self._paid < len(state.round_results):
+            lines += _payout_lines(state, state.round_results[self._paid])
+            self._paid += 1
+        if state.is_over():
+            lines += _ranking_lines(state)
+        print("\n".join(lines), flush=True)
+
+    def undone(self, state: GameState, action: Any) -> None:
+        self._paid = min(self._paid, len(state.round_results))
+        print(f"  [{state.seq + 1:3d}] taken back: {_kind(action)} {_detail(action)}".rstrip(),
+              flush=True)
+
+
+def _kind(action: Any) -> str:
+    return str(action.to_dict().get("type", "?"))
+
+
+def _detail(action: Any) -> str:
+    if isinstance(action, Roll):
+        return " ".join(d.face for d in by_face(action.dice))
+    if isinstance(action, Place):
+        return f"the {action.value}s"
+    return ""
 
 
 def _lan_address() -> str:

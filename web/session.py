@@ -381,6 +381,8 @@ class TableSession:
         self.is_ended: Callable[[str], bool] = lambda game_id: False
         # Called after every applied action with (state, action, who acted): the console log.
         self.on_action: Callable[[GameState, Any, str | None], None] | None = None
+        # Called after every action taken back with (state, the action): the console log.
+        self.on_undo: Callable[[GameState, Any], None] | None = None
         self.game: StoredGame = self._resume_or_new()
 
     @property
@@ -644,15 +646,25 @@ class TableSession:
     def _apply(self, action: Any) -> None:
         who = self.game.state.current_player()
         self._stored(lambda: self.game.apply(action))
-        if self.on_action is not None:
+        self._tell(self.on_action, self.game.state, action, who)
+
+    def _take_back(self) -> Any:
+        """Undo the last action (a roll being corrected or entered afresh), and say so."""
+        action = self.game.undo()
+        self._tell(self.on_undo, self.game.state, action)
+        return action
+
+    @staticmethod
+    def _tell(listener: Callable[..., None] | None, *args: Any) -> None:
+        if listener is not None:
             try:
-                self.on_action(self.game.state, action, who)
+                listener(*args)
             except Exception:  # a narrator must never stop the game
-                log.exception("on_action failed")
+                log.exception("%s failed", getattr(listener, "__name__", "a listener"))
 
     def undo(self) -> Any:
         with self.lock:
-            action = self._stored(self.game.undo)
+            action = self._stored(self._take_back)
             self.pending.clear()
             self._held = None
             self._after_change()
@@ -702,7 +714,7 @@ class TableSession:
                 chosen = dice if dice is not None else p.dice
                 roll = Roll(tuple(_die(d, i) for i, d in enumerate(chosen)))
                 if self._roll_open and self.game.state.phase == "choose":
-                    self.game.undo()  # the camera's roll is being corrected
+                    self._take_back()  # the camera's roll is being corrected
                 neutral = self.game.state.phase == "neutral"
                 self._apply(roll)
                 self.pending.remove(p)
@@ -1081,7 +1093,7 @@ class TableSession:
         try:
             roll = Roll(tuple(_die(d, i) for i, d in enumerate(dice)))
             if replacing:
-                self.game.undo()
+                self._take_back()
             neutral = self.game.state.phase == "neutral"
             self._apply(roll)
         except (RulesError, ValueError) as exc:
@@ -1224,7 +1236,7 @@ class TableSession:
             self._queued = None
             self._held = None
             if self.game.state.phase == "choose":
-                self.game.undo()  # rolled but never placed: enter the turn afresh
+                self._take_back()  # rolled but never placed: enter the turn afresh
             self._apply(Roll(tuple(script_dice(missed))))
             if self.game.state.phase == "choose":
                 self._apply(Place(missed.chosen))
