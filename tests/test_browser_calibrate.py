@@ -77,31 +77,44 @@ def unlock(page, url: str) -> None:
     page.wait_for_selector("#cal:not([hidden])")
 
 
-def test_calibrate_page_runs_the_guide_and_saves(demo_table, browser) -> None:
+@pytest.mark.parametrize("size", [{"width": 390, "height": 844}, {"width": 1280, "height": 800}],
+                         ids=["phone", "laptop"])
+def test_calibrate_page_runs_the_guide_and_saves(demo_table, browser, size) -> None:
     url, table = demo_table
     ctx, page = page_for(browser)
+    page.set_viewport_size(size)
     seen: list[str] = []
     ctx.route("**/*", lambda route: (seen.append(route.request.url), route.continue_()))
     unlock(page, url)
-    # the game's colours are picked already, in seat order; a tap takes one out
+    page.wait_for_selector("#again, .cal-chip.sel")
+    if page.locator("#again").is_visible():  # saved on the other size already: once more
+        page.click("#again")
+    # the game's colours are picked already, in seat order (this game has no neutral dice,
+    # so no white); a tap takes one out
     page.wait_for_selector(".cal-chip.sel")
     assert page.locator(".cal-chip.sel").all_inner_texts() == [
-        "red\n1", "blue\n2", "green\n3", "white\n4"]
+        "red\n1", "blue\n2", "green\n3"]
     page.click(".cal-chip[data-c=green]")
-    page.click(".cal-chip[data-c=white]")
     assert page.locator(".cal-chip.sel").count() == 2
-    page.screenshot(path=str(SHOTS / "calibrate-start.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"calibrate-start-{size['width']}.png"), full_page=True)
     page.click("#start")
     # the found tray outlined on the picture (the demo's sets come and go in a second each)
     page.wait_for_selector("#overlay polygon.tray", timeout=30000)
-    page.screenshot(path=str(SHOTS / "calibrate-running.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"calibrate-running-{size['width']}.png"), full_page=True)
     page.wait_for_selector("#save:not([disabled])", timeout=60000)
     assert "Reading will be reliable" in page.inner_text("#verdict")
     names = page.locator(".cal-sw b").all_inner_texts()
     assert names == ["red", "blue"]
     steps = page.locator(".cal-steps li b").all_inner_texts()
     assert steps[:2] == ["Camera", "Tray"] and "Glare" in steps and steps[-1] == "Colours"
-    page.screenshot(path=str(SHOTS / "calibrate-review.png"), full_page=True)
+    # each reading says what it measures and in what unit, not a bare number
+    readings = dict(zip(steps, page.locator(".cal-steps li").all_inner_texts(), strict=True))
+    assert "of 0 (black) to 100 (white)" in readings["Brightness"]
+    assert "% of the floor" in readings["Glare"] and "% of the floor" in readings["Shadows"]
+    swatches = page.inner_text("#swatches")
+    assert "spread" not in swatches and "dice seen" in swatches and "ΔE" in swatches
+    assert page.locator("#swatch-legend").is_visible()
+    page.screenshot(path=str(SHOTS / f"calibrate-review-{size['width']}.png"), full_page=True)
     page.click("#save")
     page.wait_for_selector(".cal-saved")
     assert table.profile is not None and table.profile_name in page.inner_text("#cal-current")
@@ -154,4 +167,54 @@ def test_tray_corners_are_tapped_when_the_tray_is_not_found(wall_table, browser)
     page.click("#cancel")
     page.wait_for_selector("#start")
     assert table.calibrator is None
+    ctx.close()
+
+
+@pytest.mark.parametrize("size", [{"width": 390, "height": 844}, {"width": 1280, "height": 800}],
+                         ids=["phone", "laptop"])
+def test_calibration_asks_for_the_colours_of_the_game_at_the_table(demo_table, browser,
+                                                                    size) -> None:
+    from scorekeeper import GameConfig
+
+    url, table = demo_table
+    keep = table.game.state.config
+    ctx, page = page_for(browser)
+    page.set_viewport_size(size)
+    unlock(page, url)
+    page.wait_for_selector("#again, .cal-chip.sel")
+    if page.locator("#again").is_visible():
+        page.click("#again")
+    chosen = page.locator(".cal-chip.sel")
+    try:
+        # Classic without its neutral-dice variant: the players' colours, no white.
+        page.wait_for_function("() => document.querySelectorAll('.cal-chip.sel').length === 3")
+        assert [c.get_attribute("data-c") for c in chosen.all()] == ["red", "blue", "green"]
+        assert "without the neutral white dice" in page.inner_text("#setup-note")
+        # The game's colours come first, each chip a comfortable target.
+        assert page.locator(".cal-chip").first.get_attribute("data-c") == "red"
+        for box in (c.bounding_box() for c in page.locator(".cal-chip").all()):
+            assert box["height"] >= 44 and box["width"] >= 44, box
+        # A game with the neutral dice: white is asked for, after the players' sets.
+        with table.lock:
+            table.new_game(GameConfig("classic", (("ann", "red"), ("bo", "yellow")),
+                                      {"neutral_dice": True}, 3, 0))
+        page.wait_for_function("() => [...document.querySelectorAll('.cal-chip.sel')]"
+                               ".map((c) => c.dataset.c).join() === 'red,yellow,white'")
+        assert "neutral white dice count as a colour" in page.inner_text("#setup-note")
+        page.screenshot(path=str(SHOTS / f"calibrate-neutral-{size['width']}.png"),
+                        full_page=True)
+        # Royale always plays with them.
+        with table.lock:
+            table.new_game(GameConfig("royale", (("ann", "blue"), ("bo", "green")), {}, 3, 0))
+        page.wait_for_function("() => [...document.querySelectorAll('.cal-chip.sel')]"
+                               ".map((c) => c.dataset.c).join() === 'blue,green,white'")
+        # Once the host has chosen, a change of game leaves their choice alone.
+        page.click(".cal-chip[data-c=green]")
+        with table.lock:
+            table.new_game(GameConfig("classic", (("ann", "red"), ("bo", "pink")), {}, 3, 0))
+        page.wait_for_function("() => document.querySelector('.cal-chip').dataset.c === 'red'")
+        assert [c.get_attribute("data-c") for c in chosen.all()] == ["blue", "white"]
+    finally:
+        with table.lock:
+            table.new_game(keep)
     ctx.close()

@@ -5,6 +5,8 @@
   const { esc, $, api, toast, COLOURS } = VT;
   let S = null;             // the latest /api/calibration status
   let chosen = null;        // colours picked for the next run, in drop order
+  let touched = false;      // the host changed them: a new game then keeps their choice
+  let game = null;          // the latest table state (players, edition, options)
   let taps = [];            // corners tapped on the picture, image pixels
   let timer = null;
   let busy = false;
@@ -76,8 +78,53 @@
     const a = Math.abs(v);
     if (a < 0.005) return "0";
     if (a < 1) return v.toFixed(2);
-    return a >= 100 ? String(Math.round(v)) : Number(v).toPrecision(3);
+    return a >= 100 ? String(Math.round(v)) : String(Number(Number(v).toPrecision(2)));
   }
+  const pct = (v) => {
+    const p = 100 * v;
+    return `${p >= 0.05 && p < 1 ? p.toFixed(1) : Math.round(p)}%`;
+  };
+  // What each step measured, in words and units. The limits are the guide's own
+  // (calibration/light.py, calibration/colours.py), said so the host knows how far off it is.
+  const READING = {
+    camera: (v) => v > 0 ? `exposure ${fmt(v)} ms per picture` : "",
+    tray: (v, r) => /by hand/.test(r.advice || "") ? "" : `${pct(v)} of the tray's outline found`,
+    brightness: (v) => `${Math.round(v)} on a scale of 0 (black) to 100 (white); 25 to 92 is fine`,
+    glare: (v) => `${pct(v)} of the floor dazzles the camera; up to 1% is fine`,
+    shadows: (v) => `${pct(v)} of the floor in deep shadow; up to 15% is fine`,
+    uniformity: (v) => `the darkest part of the floor gets ${pct(v)} of the light of the brightest; 60% or more is fine`,
+    flicker: (v) => `the light changes ${pct(v)} from one picture to the next; up to 3% is fine`,
+    "empty tray": (v) => `${Math.round(v)} thing(s) taken for dice in the empty tray`,
+    colours: (v) => Number.isFinite(v) ? `the two closest colours are ${fmt(v)} times as far apart as each colour varies; 3 or more is fine` : "",
+  };
+  function reading(r) {
+    const v = r.value;
+    if (v === null || v === undefined || Number.isNaN(v)) return "";
+    const say = READING[r.name];
+    return say ? say(v, r) : fmt(v);
+  }
+
+  /** The dice colours of the game at the table, in seat order, then the neutral white when
+      this game uses neutral dice (Royale always, Classic with its variant): only those are
+      asked for, since a colour learned for no die only makes the others easier to confuse. */
+  function gameColours(s) {
+    const out = [];
+    for (const p of s.players || []) if (!out.includes(p.colour)) out.push(p.colour);
+    const opts = s.options || {};
+    const neutral = s.edition === "royale" || opts.neutral_dice === true ||
+      (s.players || []).some((p) => p.hand && p.hand.white);
+    if (neutral && !out.includes("white")) out.push("white");
+    return out;
+  }
+  function usesWhite() { return !!game && gameColours(game).includes("white"); }
+  function pickDefaults() {
+    if (touched || !game || !S) return;
+    const wanted = gameColours(game);
+    const order = (S.default_colours || []).filter((c) => wanted.includes(c));
+    chosen = [...order, ...wanted.filter((c) => !order.includes(c))];
+  }
+
+  const ordinal = (n) => ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"][n - 1] || `number ${n}`;
 
   function render(s) {
     S = s;
@@ -116,23 +163,35 @@
     on("again", () => { $("#setup").hidden = false; $("#setup").scrollIntoView({ behavior: "smooth" }); });
     // colour choice before a run
     $("#setup").hidden = !idle && !(s.step === "saved" && !$("#setup").hidden);
-    if (chosen === null) chosen = (s.default_colours || []).slice();
-    $("#chips").innerHTML = COLOURS.map((c) => {
-      const i = chosen.indexOf(c);
-      return `<button type="button" class="chipbtn cal-chip ${i >= 0 ? "sel" : ""}" data-c="${c}" aria-pressed="${i >= 0}">${VT.sw(c)}<span>${esc(c)}</span>${i >= 0 ? `<i>${i + 1}</i>` : ""}</button>`;
+    pickDefaults();
+    const ready = chosen !== null;
+    $("#setup-note").textContent = !ready ? "Reading the game at the table…" :
+      "Tap the colours of the dice at this table, in the order the sets will be dropped in. " +
+      (usesWhite() ? "The neutral white dice count as a colour too."
+        : "This game plays without the neutral white dice, so they are not asked for.");
+    const mine = chosen || [];
+    const first = game ? gameColours(game) : [];
+    const all = [...first, ...COLOURS.filter((c) => !first.includes(c))];
+    $("#chips").innerHTML = all.map((c) => {
+      const i = mine.indexOf(c);
+      const label = i >= 0 ? `${c}, dropped ${ordinal(i + 1)}` : c;
+      return `<button type="button" class="chipbtn cal-chip ${i >= 0 ? "sel" : ""}" data-c="${esc(c)}" aria-pressed="${i >= 0}" aria-label="${esc(label)}">${VT.sw(c)}<span>${esc(c)}</span>${i >= 0 ? `<i aria-hidden="true">${i + 1}</i>` : ""}</button>`;
     }).join("");
     document.querySelectorAll(".cal-chip").forEach((b) => b.addEventListener("click", () => {
       const c = b.dataset.c;
-      chosen = chosen.includes(c) ? chosen.filter((x) => x !== c) : [...chosen, c];
+      touched = true;
+      const now = chosen || [];
+      chosen = now.includes(c) ? now.filter((x) => x !== c) : [...now, c];
       render(S);
     }));
-    $("#start").disabled = chosen.length === 0;
+    $("#start").disabled = !chosen || chosen.length === 0;
     // results
     const steps = s.steps || [];
     $("#results").hidden = steps.length === 0 && !(s.colours || []).length;
-    $("#steps").innerHTML = steps.map((r) => `<li class="${r.passed ? "ok" : "bad"}"><span class="mark" aria-label="${r.passed ? "passed" : "failed"}">${r.passed ? "✓" : "!"}</span><div><b>${esc(STEP_NAMES[r.name] || r.name)}</b> <span class="muted small">${esc(fmt(r.value))}</span><br><span class="small">${esc(r.advice)}</span></div></li>`).join("");
-    $("#swatches").innerHTML = (s.colours || []).map((c) => `<div class="cal-sw"><svg viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" rx="2" fill="${esc(c.swatch)}"/></svg><div><b>${esc(c.name)}</b><small>${c.n} dice · spread ${fmt(c.spread)}</small></div></div>`).join("") +
+    $("#steps").innerHTML = steps.map((r) => `<li class="${r.passed ? "ok" : "bad"}"><span class="mark" aria-label="${r.passed ? "passed" : "failed"}">${r.passed ? "✓" : "!"}</span><div><b>${esc(STEP_NAMES[r.name] || r.name)}</b><span class="small"> · ${esc(r.advice)}</span>${reading(r) ? `<small class="cal-reading">${esc(reading(r))}</small>` : ""}</div></li>`).join("");
+    $("#swatches").innerHTML = (s.colours || []).map((c) => `<div class="cal-sw"><svg viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" rx="2" fill="${esc(c.swatch)}"/></svg><div><b>${esc(c.name)}</b><small>${c.n} dice seen</small><small>colour varies by ${fmt(c.spread)} ΔE</small></div></div>`).join("") +
       (s.skipped || []).map((c) => `<div class="cal-sw skipped"><div><b>${esc(c)}</b><small>skipped</small></div></div>`).join("");
+    $("#swatch-legend").hidden = !(s.colours || []).length;
     // verdict and save
     const v = $("#verdict");
     if (s.step === "review") {
@@ -160,5 +219,9 @@
     timer = setTimeout(poll, S && S.active ? 500 : 3000);
   }
   VT.keepAwake();
-  VT.live(() => "/api/events", () => {});  // the connection dot and the banner
+  VT.live(() => "/api/events", (s) => {  // the game's colours, the connection dot, the banner
+    const was = game ? gameColours(game).join() : null;
+    game = s;
+    if (S && gameColours(s).join() !== was) render(S);
+  });
 })();
