@@ -275,7 +275,7 @@ class TableSession:
         seed: int = 0,
         auto_deal: bool = True,
         demo_answer_after: float = 2.0,
-        next_game_after: float = 5.0,
+        next_game_after: float = 20.0,
         realtime: bool = True,
         max_games: int | None = None,
         demo_size: tuple[int, int] = (1280, 960),
@@ -319,6 +319,7 @@ class TableSession:
         # for a game of theirs (a game dealt by hand would wait for a host who is not there).
         self._demo_auto_deal = auto_deal
         self.demo_answer_after = demo_answer_after
+        # The demo's final ranking stays this long before its next game: time to read it.
         self.next_game_after = next_game_after
         self.realtime = realtime
         self.max_games = max_games
