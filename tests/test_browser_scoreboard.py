@@ -241,6 +241,7 @@ def test_a_payout_is_said_casino_by_casino_until_the_next_rounds_first_roll(serv
     assert lines.count() == 6
     text = page.locator("#summary").inner_text()
     assert "TIE" not in text and "Round 1 paid out" in text
+    assert page.locator("#roll").is_hidden()  # the round's last placement is in the log
     for i, c in enumerate(result["casinos"]):
         line = " ".join(lines.nth(i).inner_text().split())
         assert line.startswith(f"Casino {c['casino']}:")

@@ -156,7 +156,8 @@
       dice = sorted(l.dice).map((d) => die(d.value, d.colour,
         (d.big ? "big " : "") + (l.value && d.value !== l.value ? "dim" : l.value ? "hl" : ""))).join("");
     }
-    el.hidden = !head || ended(s);
+    // While a payout is up, the round's last placement is old news (the log keeps it).
+    el.hidden = !head || ended(s) || !$("#summary").hidden;
     if (el.hidden) return;
     el.className = "card roll" + (photo ? "" : " nophoto");
     const key = `${photo}|${head}|${dice}`;
@@ -346,7 +347,7 @@
       text = `${p} rolled the neutral dice (${faces(e.dice)}): each goes to the casino of its number`;
       pics = dice(e.dice);
     } else if (e.kind === "roll") {
-      text = `${p} rolled ${faces(e.dice)} and is choosing`;
+      text = `${p} rolled ${faces(e.dice)}${ended(s) ? "" : " and is choosing"}`;
       pics = dice(e.dice);
     } else if (e.kind === "place") {
       text = `${p} rolled ${faces(e.dice)} and placed ${e.count === 1 ? "one die" : `${e.count} dice`} on casino ${e.value}`;
