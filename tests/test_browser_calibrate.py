@@ -200,6 +200,7 @@ def test_calibration_asks_for_the_colours_of_the_game_at_the_table(demo_table, b
                                       {"neutral_dice": True}, 3, 0))
         page.wait_for_function("() => [...document.querySelectorAll('.cal-chip.sel')]"
                                ".map((c) => c.dataset.c).join() === 'red,yellow,white'")
+        assert chosen.all_inner_texts() == ["red\n1", "yellow\n2", "white\n3"]  # drop order
         assert "neutral white dice count as a colour" in page.inner_text("#setup-note")
         page.screenshot(path=str(SHOTS / f"calibrate-neutral-{size['width']}.png"),
                         full_page=True)

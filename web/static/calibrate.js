@@ -118,10 +118,8 @@
   }
   function usesWhite() { return !!game && gameColours(game).includes("white"); }
   function pickDefaults() {
-    if (touched || !game || !S) return;
-    const wanted = gameColours(game);
-    const order = (S.default_colours || []).filter((c) => wanted.includes(c));
-    chosen = [...order, ...wanted.filter((c) => !order.includes(c))];
+    if (touched || !game) return;
+    chosen = gameColours(game);
   }
 
   const ordinal = (n) => ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"][n - 1] || `number ${n}`;
@@ -189,7 +187,7 @@
     const steps = s.steps || [];
     $("#results").hidden = steps.length === 0 && !(s.colours || []).length;
     $("#steps").innerHTML = steps.map((r) => `<li class="${r.passed ? "ok" : "bad"}"><span class="mark" aria-label="${r.passed ? "passed" : "failed"}">${r.passed ? "✓" : "!"}</span><div><b>${esc(STEP_NAMES[r.name] || r.name)}</b><span class="small"> · ${esc(r.advice)}</span>${reading(r) ? `<small class="cal-reading">${esc(reading(r))}</small>` : ""}</div></li>`).join("");
-    $("#swatches").innerHTML = (s.colours || []).map((c) => `<div class="cal-sw"><svg viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" rx="2" fill="${esc(c.swatch)}"/></svg><div><b>${esc(c.name)}</b><small>${c.n} dice seen</small><small>colour varies by ${fmt(c.spread)} ΔE</small></div></div>`).join("") +
+    $("#swatches").innerHTML = (s.colours || []).map((c) => `<div class="cal-sw"><svg viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" rx="2" fill="${esc(c.swatch)}"/></svg><div><b>${esc(c.name)}</b><small>${c.n} dice seen</small><small>colour varies by ${fmt(c.spread)}\u00a0ΔE</small></div></div>`).join("") +
       (s.skipped || []).map((c) => `<div class="cal-sw skipped"><div><b>${esc(c)}</b><small>skipped</small></div></div>`).join("");
     $("#swatch-legend").hidden = !(s.colours || []).length;
     // verdict and save
