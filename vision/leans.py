@@ -16,7 +16,7 @@ from .job import Job
 from .valuenet import UNREADABLE
 
 if TYPE_CHECKING:
-    from .reader import DieRead
+    from .dieread import DieRead
 
 
 def check_leans(job: Job, reads: list[DieRead], doubt: Sequence[float]) -> None:

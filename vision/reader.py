@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import cv2
 import numpy as np
@@ -51,6 +50,7 @@ from .colour import (
     relative_colours,
 )
 from .config import DEFAULT, ProposeConfig, ReaderConfig
+from .dieread import DieRead
 from .faces import mirror_unsure as _mirror_unsure
 from .job import Job, Nets
 from .leans import check_leans
@@ -75,48 +75,6 @@ STAGES = ("propose", "rejudge", "faint", "merge", "faces", "certainty", "leans",
 # The detector's threshold, for `training/train_valuenet.py`, which cuts its training boxes
 # at it; the reader itself reads `config.propose.detect_min`.
 DETECT_MIN = ProposeConfig.detect_min
-
-
-@dataclass
-class DieRead:
-    """One die read in one frame.
-
-    `doubts` says why `confidence` is under CERTAIN (empty when the read is certain), in the
-    order the reader found the reasons:
-
-    - "unsure": the nets' own probability for the face, after calibration, is under CERTAIN
-    - "unreadable": the read has no value (cocked, smeared or not readable)
-    - "lean": evidence of a lean: the value nets put some belief on "cocked or smeared",
-      the context nets or the wider view doubt the face, or the box is much longer than wide
-    - "small": the die is smaller than the pips can be told surely at
-    - "edge": the die is cut by, or lies too near, the frame's edge
-    - "crowded": a second box on the same die, which the nets cannot read, doubts it
-    - "faint": found only by a weak detector peak or in the frame re-toned
-    - "angle": the frame's dice put the camera's nadir off the middle (a tilted camera)
-    - "glare": a bright spot in the middle of a 2 or a 4, where a pip may hide
-    - "pips": the pips counted by rule do not agree with the nets
-    """
-
-    value: int | None
-    colour: str
-    big: bool
-    bbox: tuple[float, float, float, float]
-    confidence: float
-    side: float = 0.0
-    angle: float = 0.0
-    # The die's own side (px) as the Biggy test sees it: its box's, allowing for the die's
-    # turn and for side faces off the frame's centre (0 when not worked out).
-    size: float = 0.0
-    doubts: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        confidence = round(float(self.confidence), 3)
-        if self.confidence < CERTAIN:
-            # Rounded up to 0.9, a doubted read would look certain to whoever reads the JSON.
-            confidence = min(confidence, round(CERTAIN - 0.001, 3))
-        return {"value": self.value, "colour": self.colour, "big": self.big,
-                "bbox": [round(v, 1) for v in self.bbox], "confidence": confidence,
-                "doubts": list(self.doubts)}
 
 
 @dataclass

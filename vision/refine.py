@@ -21,7 +21,7 @@ from .leans import ask_about_leans
 from .valuenet import NOT_A_DIE
 
 if TYPE_CHECKING:
-    from .reader import DieRead
+    from .dieread import DieRead
 
 
 def rejudge(job: Job, cands: Candidates) -> Candidates:

@@ -15,7 +15,7 @@ from .config import DEFAULT, PipsConfig, SizeConfig
 from .pips import face_side
 
 if TYPE_CHECKING:
-    from .reader import DieRead
+    from .dieread import DieRead
 
 
 def mark_big(reads: Sequence[DieRead], frame: np.ndarray, cfg: SizeConfig = DEFAULT.size,

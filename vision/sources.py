@@ -14,6 +14,7 @@ that was not honoured is visible instead of silently reading dice in the wrong l
 from __future__ import annotations
 
 import contextlib
+import importlib
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -624,6 +625,18 @@ class FolderSource(Source):
 # --------------------------------------------------------------------------- specs
 
 
+# Sources opened by a name alone, as "module:class": the module is imported only when the
+# name is asked for, so the demo's renderer stays off a camera's path and this module never
+# imports back the sources built on it.
+NAMED_SOURCES: dict[str, str] = {"demo": "vision.demo:DemoSource"}
+
+
+def named_source(name: str) -> Callable[..., Source]:
+    """The class behind a source name in `NAMED_SOURCES`."""
+    module, _, attr = NAMED_SOURCES[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 def open_source(
     spec: str, *, fps: float | None = None, realtime: bool = False,
     size: tuple[int, int] | None = None, controls: Mapping[str, Any] | None = None,
@@ -648,15 +661,13 @@ def open_source(
             if controls:
                 src.set_controls(controls)
         return src
-    if s == "demo":
-        from vision.demo import DemoSource  # demo renders with synth; keep it off the camera path
-
+    if s in NAMED_SOURCES:
         opts: dict[str, Any] = {"realtime": realtime, **extra}
         if fps:
             opts["fps"] = fps
         if size:
             opts["size"] = size
-        return DemoSource(**opts)
+        return named_source(s)(**opts)
     p = Path(s)
     if s and p.is_dir():
         return FolderSource(p, fps or DEFAULT_FPS, realtime=realtime, **extra)
