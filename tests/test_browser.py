@@ -388,16 +388,27 @@ def test_pages_make_no_external_request(served: Served, browser):
             route.abort()
 
     ctx.route("**/*", guard)
-    for path, ready in (("/", ".casino"), ("/camera", ".stat")):
-        page.goto(served.url + path, wait_until="domcontentloaded")
-        page.wait_for_selector(ready)
-        page.wait_for_timeout(300)  # the camera picture and the live stream are under way
-    login(page, served)
-    page.click(".tabs [data-tab=game]")
-    page.click(".tabs [data-tab=history]")
-    page.wait_for_timeout(300)
+    loaded = "() => [...document.images].every((i) => i.complete)"
+    for size in (PHONE, {"width": 1280, "height": 800}):  # the laptop shows the join QR too
+        page.set_viewport_size(size)
+        for path, ready in (("/", ".casino"), ("/camera", ".stat"),
+                            ("/calibrate", "#login:not([hidden]), #cal:not([hidden])")):
+            page.goto(served.url + path, wait_until="load")
+            page.wait_for_selector(ready)
+            page.wait_for_selector("#live.on")  # the live stream is open
+            page.wait_for_function(loaded)
+        if size is PHONE:
+            login(page, served)
+        else:  # unlocked already
+            page.goto(served.url + "/table")
+            page.wait_for_selector("#host:not([hidden])")
+        page.click(".tabs [data-tab=game]")
+        page.click(".tabs [data-tab=history]")
+        page.wait_for_selector("#history li")
+        page.wait_for_function(loaded)
     hosts = {urlparse(u).netloc for u in seen if not u.startswith(("data:", "blob:"))}
     assert hosts == {urlparse(served.url).netloc}, seen
+    assert any("/static/" in u and "?v=" in u for u in seen)
     ctx.close()
 
 
@@ -435,16 +446,21 @@ def test_screenshots_of_every_page(served: Served, browser, scheme: str):
     page.click(".tabs [data-tab=history]")
     page.wait_for_selector("#history li .t")
     shot(page, f"table-history-{scheme}", full=False)
-    page.goto(served.url + "/camera", wait_until="domcontentloaded")
+    page.goto(served.url + "/camera", wait_until="load")
     page.wait_for_selector(".stat")
-    page.wait_for_timeout(200)
+    page.wait_for_function("() => document.querySelector('#cam').complete")
     shot(page, f"camera-{scheme}")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    shot(page, f"camera-laptop-{scheme}")
+    page.set_viewport_size(PHONE)
     page.goto(served.url + "/")
     page.wait_for_selector(".casino .stake")
     page.set_viewport_size({"width": 360, "height": 740})
     shot(page, f"scoreboard-360-{scheme}", full=False)
     page.set_viewport_size({"width": 844, "height": 390})
     shot(page, f"scoreboard-landscape-{scheme}")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    shot(page, f"scoreboard-laptop-{scheme}", full=False)
     page.set_viewport_size({"width": 1920, "height": 1080})
     shot(page, f"scoreboard-tv-{scheme}", full=False)
     page.set_viewport_size(PHONE)
