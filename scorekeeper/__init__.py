@@ -2,6 +2,9 @@
 
 Public API: `GameState` (one game; legal actions, apply, undo, results), the action values,
 `pay_casino` (one casino's payout) and the exceptions. `store` keeps games in SQLite.
+`current_player()` answers CHANCE during the deal and TERMINAL at the end, as OpenSpiel does;
+`player_to_act()` is the name or None. Editions and effects see a game as a `Table` and keep
+what they add to it in their own `Extra`.
 """
 
 from .actions import (
@@ -34,10 +37,13 @@ from .errors import (
     WrongPhase,
 )
 from .payout import CasinoPayout, pay_casino
-from .state import GameConfig, GameState, Player
+from .state import CHANCE, TERMINAL, GameConfig, GameState, Player
+from .view import Extra, Table
 
 __all__ = [
+    "CHANCE",
     "EDITIONS",
+    "TERMINAL",
     "Action",
     "BadAction",
     "CannotPass",
@@ -47,6 +53,7 @@ __all__ = [
     "Deal",
     "Die",
     "Edition",
+    "Extra",
     "GameConfig",
     "GameOver",
     "GameState",
@@ -61,6 +68,7 @@ __all__ = [
     "Roll",
     "RulesError",
     "StoreError",
+    "Table",
     "UnknownNote",
     "ValueNotRolled",
     "WrongPhase",

@@ -2,21 +2,22 @@
 
 Everything that differs between the classic 2012 game, the Custom Edition house rules and
 Las Vegas Royale lives here; `state.GameState` runs the turn loop they all share and asks its
-edition at each decision point. Editions hold options only, never game state, so one edition
-object can be shared by many games.
+edition at each decision point, handing it a `view.Table`: the narrow part of the game a rule
+may see and touch. Editions hold options only, never game state, so one edition object can be
+shared by many games; what an edition adds to a game (Royale's chips, Custom's skip cards and
+cash) lives in the `view.Extra` it makes with `new_extra`, which the state holds for it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import CannotPass, ConfigError, InvalidDeal
 from .payout import CasinoPayout
-
-if TYPE_CHECKING:
-    from .state import GameState
+from .view import Extra, Table
 
 CASINOS = (1, 2, 3, 4, 5, 6)
 DiceKey = tuple[str, bool]  # (colour, big)
@@ -98,7 +99,7 @@ class Edition:
         """Dice colours in this game's box that no player may take: the imaginary players'."""
         return self.imaginary_colours()
 
-    def hand(self, state: GameState, seat: int) -> Counter[DiceKey]:
+    def hand(self, state: Table, seat: int) -> Counter[DiceKey]:
         """The dice a player holds at the start of each round."""
         colour = state.players[seat].colour
         hand: Counter[DiceKey] = Counter()
@@ -107,24 +108,30 @@ class Edition:
             hand[(colour, True)] = self.big_per_player
         return hand
 
-    def start_pool(self, state: GameState) -> Counter[DiceKey]:
+    def start_pool(self, state: Table) -> Counter[DiceKey]:
         """Neutral dice the start player rolls at round start; each goes to its casino."""
         return Counter()
 
-    def other_start_pools(self, state: GameState) -> list[Counter[DiceKey]]:
+    def other_start_pools(self, state: Table) -> list[Counter[DiceKey]]:
         """Other dice the start player may roll instead of `start_pool`: the same number of
         neutral dice, made up the way another real set of them is."""
         return []
 
-    def start_round(self, state: GameState) -> None:
+    def new_extra(self, players: Sequence[str]) -> Extra:
+        """This edition's own state for a new game of `players` (names, in seat order): what
+        its rules add to notes and dice. The state holds it and hands it back as
+        `state.extra`; the base game adds nothing."""
+        return Extra()
+
+    def start_round(self, state: Table) -> None:
         """Per-round bookkeeping at round start (chips, skip counters)."""
 
-    def effects_for_round(self, state: GameState) -> dict[int, list]:
+    def effects_for_round(self, state: Table) -> dict[int, list]:
         """Per-casino effects for this round: the hook for Royale's tiles (none yet)."""
         return {}
 
     # --- money -------------------------------------------------------------------------
-    def deal(self, state: GameState) -> list[list[int]]:
+    def deal(self, state: Table) -> list[list[int]]:
         """Deal this round's money from the seeded pile, casino 1 first."""
         raise NotImplementedError
 
@@ -136,29 +143,29 @@ class Edition:
         return "note"
 
     # --- turns -------------------------------------------------------------------------
-    def pass_refusal(self, state: GameState, name: str) -> str | None:
+    def pass_refusal(self, state: Table, name: str) -> str | None:
         """Why `name` may not pass now, or None when they may."""
         return "passing a turn is not part of this edition's rules"
 
-    def apply_pass(self, state: GameState, name: str) -> None:
+    def apply_pass(self, state: Table, name: str) -> None:
         reason = self.pass_refusal(state, name)
         if reason:
             raise CannotPass(reason)
 
     # --- end of round and game ---------------------------------------------------------
-    def next_start(self, state: GameState, payouts: Sequence[CasinoPayout]) -> int:
+    def next_start(self, state: Table, payouts: Sequence[CasinoPayout]) -> int:
         return (state.start_player + 1) % len(state.players)
 
-    def score(self, state: GameState, name: str) -> int:
+    def score(self, state: Table, name: str) -> int:
         """Money at the end of the game, extras included."""
         return state.money(name)
 
-    def score_extras(self, state: GameState, name: str) -> list[dict[str, Any]]:
+    def score_extras(self, state: Table, name: str) -> list[dict[str, Any]]:
         """What `score` adds to the money, each {"what", "count", "value"}: the figure's
         parts a page says where it shows the score."""
         return []
 
-    def tiebreak(self, state: GameState, name: str) -> int:
+    def tiebreak(self, state: Table, name: str) -> int:
         return len(state.won[name])
 
     def tiebreak_rule(self) -> str:
@@ -169,19 +176,7 @@ class Edition:
                 "options": dict(self.options)}
 
 
-def _draw(state: GameState, casino: int) -> int | None:
-    """Take the top note; when the pile is out, reshuffle what went under it (and say so)."""
-    if not state.pile and state.under:
-        state.pile = list(state.under)
-        state.under = []
-        state.rng.shuffle(state.pile)
-        state.notice("reshuffled", casino=casino, notes=len(state.pile))
-    if not state.pile:
-        return None
-    return state.pile.pop(0)
-
-
-def _best_real_player(state: GameState, payouts: Sequence[CasinoPayout]) -> int | None:
+def _best_real_player(state: Table, payouts: Sequence[CasinoPayout]) -> int | None:
     """Seat of the best-paid real player at the first casino (in the given order) that paid
     one. An imaginary player cannot hold the start player card, so when the neutral dice take
     the high card, the real player who took the other card there starts instead."""
@@ -192,11 +187,11 @@ def _best_real_player(state: GameState, payouts: Sequence[CasinoPayout]) -> int 
     return None
 
 
-def _draw_pairs(state: GameState) -> list[list[int]]:
+def _draw_pairs(state: Table) -> list[list[int]]:
     """Six pairs of cards; when even the reshuffled discards run out, pairs come up short."""
     pairs = []
     for i in range(6):
-        pair = [c for c in (_draw(state, i + 1), _draw(state, i + 1)) if c is not None]
+        pair = [c for c in (state.draw(i + 1), state.draw(i + 1)) if c is not None]
         if len(pair) < 2:
             state.notice("short", pair=i + 1, notes=len(pair))
         pairs.append(pair)
@@ -234,24 +229,24 @@ class Classic(Edition):
     def imaginary_colours(self) -> tuple[str, ...]:
         return (self.neutral_colour,) if self.options["neutral_dice"] else ()
 
-    def hand(self, state: GameState, seat: int) -> Counter[DiceKey]:
+    def hand(self, state: Table, seat: int) -> Counter[DiceKey]:
         hand = super().hand(state, seat)
         if self.options["neutral_dice"]:
             hand[(self.neutral_colour, False)] = 4 if len(state.players) == 2 else 2
         return hand
 
-    def start_pool(self, state: GameState) -> Counter[DiceKey]:
+    def start_pool(self, state: Table) -> Counter[DiceKey]:
         # Eight white dice: with three players two are left over for the start player.
         if self.options["neutral_dice"] and len(state.players) == 3:
             return Counter({(self.neutral_colour, False): 2})
         return Counter()
 
-    def deal(self, state: GameState) -> list[list[int]]:
+    def deal(self, state: Table) -> list[list[int]]:
         casinos: list[list[int]] = []
         for casino in CASINOS:
             notes: list[int] = []
             while sum(notes) < CLASSIC_MIN_CASINO:
-                note = _draw(state, casino)
+                note = state.draw(casino)
                 if note is None:
                     state.notice("short", casino=casino, total=sum(notes))
                     break
@@ -273,6 +268,33 @@ class Classic(Edition):
                     f"casino {casino} holds ${total:,}: it already had $50,000 without its "
                     f"${max(notes):,} note, so one note too many was dealt"
                 )
+
+
+@dataclass
+class CustomSkips(Extra):
+    """Custom's means to skip a turn: rule A's $1 chips (cash, counted as money), rule B's skip
+    cards (worth $1 each at the end, not money), and the skips taken this round (the limit)."""
+
+    cash: dict[str, int]
+    skip_cards: dict[str, int]
+    skips_this_round: dict[str, int] = field(default_factory=dict)
+
+    def count(self, what: str, name: str) -> int:
+        if what == "$1":
+            return self.cash[name]
+        if what == "skip card":
+            return self.skip_cards[name]
+        return 0
+
+
+@dataclass
+class RoyaleChips(Extra):
+    """Royale's chips: two more each round, one to sit out a turn, $10,000 each at the end."""
+
+    chips: dict[str, int]
+
+    def count(self, what: str, name: str) -> int:
+        return self.chips[name] if what == "chip" else 0
 
 
 class Custom(Edition):
@@ -313,46 +335,61 @@ class Custom(Edition):
     def note_name(self) -> str:
         return "card"
 
-    def deal(self, state: GameState) -> list[list[int]]:
+    def deal(self, state: Table) -> list[list[int]]:
         return [sorted(pair, reverse=True) for pair in _draw_pairs(state)]
 
     def validate_deal(self, casinos: list[list[int]], exhausts: bool) -> None:
         _validate_pairs(casinos, exhausts, "card")
 
-    def start_round(self, state: GameState) -> None:
-        state.skips_this_round = {p.name: 0 for p in state.players}
+    def new_extra(self, players: Sequence[str]) -> CustomSkips:
+        rule = self.options["skip_rule"]
+        return CustomSkips(cash={name: 2 if rule == "A" else 0 for name in players},
+                           skip_cards={name: 4 if rule == "B" else 0 for name in players})
 
-    def pass_refusal(self, state: GameState, name: str) -> str | None:
+    @staticmethod
+    def skips(state: Table) -> CustomSkips:
+        """This game's skip means, as `new_extra` made them."""
+        extra = state.extra
+        if not isinstance(extra, CustomSkips):
+            raise TypeError(f"a Custom game holds CustomSkips, not {extra!r}")
+        return extra
+
+    def start_round(self, state: Table) -> None:
+        self.skips(state).skips_this_round = {p.name: 0 for p in state.players}
+
+    def pass_refusal(self, state: Table, name: str) -> str | None:
         rule = self.options["skip_rule"]
         if rule == "none":
             return "skipping is off: choose the skip house rule A or B when setting up the game"
+        skips = self.skips(state)
         limit = self.options["skip_limit"]
-        if limit is not None and state.skips_this_round.get(name, 0) >= limit:
+        if limit is not None and skips.skips_this_round.get(name, 0) >= limit:
             return f"{name} already skipped {limit} time(s) this round, the agreed limit"
         if rule == "A" and state.money(name) < 1:
             return f"{name} has no money left to pay the $1 for skipping"
-        if rule == "B" and state.skip_cards[name] < 1:
+        if rule == "B" and skips.skip_cards[name] < 1:
             return f"{name} has no skip card (A, J, Q or K) left"
         return None
 
-    def apply_pass(self, state: GameState, name: str) -> None:
+    def apply_pass(self, state: Table, name: str) -> None:
         super().apply_pass(state, name)
-        state.skips_this_round[name] = state.skips_this_round.get(name, 0) + 1
+        skips = self.skips(state)
+        skips.skips_this_round[name] = skips.skips_this_round.get(name, 0) + 1
         if self.options["skip_rule"] == "A":
-            state.cash[name] -= 1
+            skips.cash[name] -= 1
         else:
-            state.skip_cards[name] -= 1
+            skips.skip_cards[name] -= 1
 
-    def next_start(self, state: GameState, payouts: Sequence[CasinoPayout]) -> int:
+    def next_start(self, state: Table, payouts: Sequence[CasinoPayout]) -> int:
         # The casino-6 winner starts; if nobody was paid there, the same start player.
         seat = _best_real_player(state, payouts[5:])
         return state.start_player if seat is None else seat
 
-    def score(self, state: GameState, name: str) -> int:
-        return state.money(name) + state.skip_cards[name]
+    def score(self, state: Table, name: str) -> int:
+        return state.money(name) + self.skips(state).skip_cards[name]
 
-    def score_extras(self, state: GameState, name: str) -> list[dict[str, Any]]:
-        n = state.skip_cards[name]
+    def score_extras(self, state: Table, name: str) -> list[dict[str, Any]]:
+        n = self.skips(state).skip_cards[name]
         return [{"what": "skip card", "count": n, "value": n}] if n else []
 
     def tiebreak_rule(self) -> str:
@@ -415,12 +452,12 @@ class Royale(Edition):
     def imaginary_colours(self) -> tuple[str, ...]:
         return (self.neutral_colour,)
 
-    def start_pool(self, state: GameState) -> Counter[DiceKey]:
+    def start_pool(self, state: Table) -> Counter[DiceKey]:
         if len(state.players) == 2:
             return Counter({(self.neutral_colour, False): 8})
         return Counter()
 
-    def other_start_pools(self, state: GameState) -> list[Counter[DiceKey]]:
+    def other_start_pools(self, state: Table) -> list[Counter[DiceKey]]:
         # "Roll all eight dice of a non-player color": in the Royale box a colour is 7 dice
         # and a Biggy ("7 + 1 dice of a color"), so that is what a table rolls when it takes
         # the set of a colour nobody plays. Eight plain dice stay accepted too: `start_pool`
@@ -432,11 +469,23 @@ class Royale(Edition):
         return [Counter({(self.neutral_colour, False): small,
                          (self.neutral_colour, True): self.big_per_player})]
 
-    def start_round(self, state: GameState) -> None:
-        for p in state.players:
-            state.chips[p.name] += self.chips_per_round
+    def new_extra(self, players: Sequence[str]) -> RoyaleChips:
+        return RoyaleChips(chips={name: 0 for name in players})
 
-    def deal(self, state: GameState) -> list[list[int]]:
+    @staticmethod
+    def chips(state: Table) -> dict[str, int]:
+        """Each player's chips in this game, as `new_extra` made them."""
+        extra = state.extra
+        if not isinstance(extra, RoyaleChips):
+            raise TypeError(f"a Royale game holds RoyaleChips, not {extra!r}")
+        return extra.chips
+
+    def start_round(self, state: Table) -> None:
+        chips = self.chips(state)
+        for p in state.players:
+            chips[p.name] += self.chips_per_round
+
+    def deal(self, state: Table) -> list[list[int]]:
         pairs = [p for p in _draw_pairs(state) if p]
         pairs.sort(key=lambda p: (sum(p), max(p)), reverse=True)  # highest pair to casino 6
         while len(pairs) < 6:
@@ -459,29 +508,29 @@ class Royale(Edition):
                     f"the pair with the higher card (${lower[1]:,}) goes to casino {casino + 1}"
                 )
 
-    def pass_refusal(self, state: GameState, name: str) -> str | None:
-        if state.chips[name] < 1:
+    def pass_refusal(self, state: Table, name: str) -> str | None:
+        if self.chips(state)[name] < 1:
             return f"{name} has no chip left to sit out a turn"
         return None
 
-    def apply_pass(self, state: GameState, name: str) -> None:
+    def apply_pass(self, state: Table, name: str) -> None:
         super().apply_pass(state, name)
-        state.chips[name] -= 1
+        self.chips(state)[name] -= 1
 
-    def next_start(self, state: GameState, payouts: Sequence[CasinoPayout]) -> int:
+    def next_start(self, state: Table, payouts: Sequence[CasinoPayout]) -> int:
         # The winner at casino 6, else at the next lower casino where anyone won anything.
         seat = _best_real_player(state, payouts[::-1])
         return state.start_player if seat is None else seat
 
-    def score(self, state: GameState, name: str) -> int:
-        return state.money(name) + ROYALE_CHIP_VALUE * state.chips[name]
+    def score(self, state: Table, name: str) -> int:
+        return state.money(name) + ROYALE_CHIP_VALUE * self.chips(state)[name]
 
-    def score_extras(self, state: GameState, name: str) -> list[dict[str, Any]]:
-        n = state.chips[name]
+    def score_extras(self, state: Table, name: str) -> list[dict[str, Any]]:
+        n = self.chips(state)[name]
         return [{"what": "chip", "count": n, "value": ROYALE_CHIP_VALUE * n}] if n else []
 
-    def tiebreak(self, state: GameState, name: str) -> int:
-        return len(state.won[name]) + state.chips[name]
+    def tiebreak(self, state: Table, name: str) -> int:
+        return len(state.won[name]) + self.chips(state)[name]
 
     def tiebreak_rule(self) -> str:
         return "most money cards and chips"

@@ -3,9 +3,10 @@
 An edition hands the state a mapping casino -> effects at the start of each round. The state
 calls the hooks at fixed points; with no effects, the rules are the printed base game. Tiles
 (a later issue) are subclasses; nothing else in the engine needs to change for them.
-Effects may add dice of imaginary players (e.g. Royale's gray blank dice) with
-`state.add_dice(casino, colour, n)`: any dice colour that is not a player's counts as an
-imaginary player of that colour, whose winnings go under the pile.
+The hooks get the game as a `view.Table`, the part of it rules may touch. Effects may add
+dice of imaginary players (e.g. Royale's gray blank dice) with `state.add_dice(casino, colour,
+n)`: any dice colour that is not a player's counts as an imaginary player of that colour,
+whose winnings go under the pile.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .actions import Die
     from .payout import CasinoPayout
-    from .state import GameState
+    from .view import Table
 
 
 class CasinoEffect:
@@ -23,11 +24,11 @@ class CasinoEffect:
 
     name = "none"
 
-    def on_place(self, state: GameState, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+    def on_place(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
         """Called after `owner`'s dice were moved into `casino` (rolls and neutral dice)."""
 
-    def before_payout(self, state: GameState, casino: int, weights: dict[str, int]) -> None:
+    def before_payout(self, state: Table, casino: int, weights: dict[str, int]) -> None:
         """May change the weights (dice per owner, Biggy = 2) in place before ties cancel."""
 
-    def at_payout(self, state: GameState, casino: int, payout: CasinoPayout) -> None:
+    def at_payout(self, state: Table, casino: int, payout: CasinoPayout) -> None:
         """Sees the casino's result after the notes were paid out."""

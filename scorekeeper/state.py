@@ -9,6 +9,9 @@ store work.
 
 Every `apply_action` validates completely before it changes anything, so an illegal action
 raises and leaves the state exactly as it was.
+
+The state knows no edition's rules: it asks its edition at each decision point, handing it
+itself as a `view.Table`, and holds the edition's own per-game state (`extra`) for it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from .actions import Action, BadAction, Deal, Die, Pass, Place, Roll
 from .editions import CASINOS, DiceKey, Edition, make_edition
@@ -37,8 +40,14 @@ from .errors import (
     WrongPhase,
 )
 from .payout import CasinoPayout, pay_casino
+from .view import HOLDINGS, Extra
 
 PHASES = ("deal", "neutral", "roll", "choose", "over")
+CHANCE: Final = -1
+"""`current_player()` while the money is dealt: chance, no player, moves (OpenSpiel's -1).
+A name is text, so a number can never be mistaken for a player."""
+TERMINAL: Final = -4
+"""`current_player()` once the game is over (OpenSpiel's -4)."""
 LOG_SHOWN = 12
 """Log entries `to_dict` sends: the newest, and none older than the round before this one
 (what a phone may see while the money is hidden: only the last payout is on the table)."""
@@ -194,11 +203,7 @@ class GameState:
         self.pool: Counter[DiceKey] = Counter()
         self.casinos: dict[int, Casino] = {c: Casino() for c in CASINOS}
         self.won: dict[str, list[int]] = {p.name: [] for p in self.players}
-        self.chips: dict[str, int] = {p.name: 0 for p in self.players}
-        rule = self.edition.options.get("skip_rule")
-        self.cash: dict[str, int] = {p.name: 2 if rule == "A" else 0 for p in self.players}
-        self.skip_cards: dict[str, int] = {p.name: 4 if rule == "B" else 0 for p in self.players}
-        self.skips_this_round: dict[str, int] = {}
+        self.extra: Extra = self.edition.new_extra([p.name for p in self.players])
         self.roll: tuple[Die, ...] | None = None
         self.last: dict[str, Any] | None = None
         self.history: list[Action] = []
@@ -258,7 +263,20 @@ class GameState:
     def seq(self) -> int:
         return len(self.history)
 
-    def current_player(self) -> str | None:
+    def current_player(self) -> str | int:
+        """Who moves, OpenSpiel style: a player's name, CHANCE while the money is dealt (the
+        app's shuffle or the table's hand decides it), TERMINAL once the game is over.
+
+        A roll is a chance node too (`is_chance_node`), but a named player rolls it and the
+        roll is checked against their dice, so during rolls this names the roller."""
+        name = self.player_to_act()
+        if name is None:
+            return TERMINAL if self.phase == "over" else CHANCE
+        return name
+
+    def player_to_act(self) -> str | None:
+        """The name of the player who rolls, places or passes now, or None while nobody does
+        (the deal, the game's end): what the API's `to_move` and the log's `player` say."""
         if self.phase in ("roll", "choose", "neutral"):
             seat = self.start_player if self.phase == "neutral" else self.to_move
             return self.players[seat].name if seat is not None else None
@@ -281,7 +299,7 @@ class GameState:
             return [Deal()]
         if self.phase == "choose" and self.roll is not None:
             actions: list[Action] = [Place(v) for v in _faces(self.roll)]
-            name = self.current_player()
+            name = self.player_to_act()
             if name and self.edition.pass_refusal(self, name) is None:
                 actions.append(Pass())
             return actions
@@ -289,7 +307,22 @@ class GameState:
 
     def money(self, name: str) -> int:
         """Money in hand now: notes or cards won plus cash (Custom rule A's chips)."""
-        return sum(self.won[name]) + self.cash[name]
+        return sum(self.won[name]) + self.extra.count("$1", name)
+
+    @property
+    def chips(self) -> dict[str, int]:
+        """Royale's chips per player (0 in other editions); a copy: the edition owns them."""
+        return {p.name: self.extra.count("chip", p.name) for p in self.players}
+
+    @property
+    def cash(self) -> dict[str, int]:
+        """Custom rule A's $1 chips per player (0 otherwise); a copy."""
+        return {p.name: self.extra.count("$1", p.name) for p in self.players}
+
+    @property
+    def skip_cards(self) -> dict[str, int]:
+        """Custom rule B's skip cards per player (0 otherwise); a copy."""
+        return {p.name: self.extra.count("skip card", p.name) for p in self.players}
 
     def dice_left(self, name: str) -> int:
         return sum(self.hands[self.seat_of[name]].values())
@@ -315,7 +348,7 @@ class GameState:
         if self.phase == "over":
             raise GameOver("the game is over; start a new one or undo the last action")
         action = _canonical(action)
-        before = (self.round, self.phase, self.current_player())
+        before = (self.round, self.phase, self.player_to_act())
         spent = self._spendable(before[2])
         if isinstance(action, Deal):
             self._deal(action)
@@ -332,8 +365,7 @@ class GameState:
         """What a skip may cost: chips, cash and skip cards of `name`."""
         if name is None or name not in self.seat_of:
             return {}
-        return {"chip": self.chips[name], "$1": self.cash[name],
-                "skip card": self.skip_cards[name]}
+        return {what: self.extra.count(what, name) for what in HOLDINGS}
 
     def _log(self, action: Action, before: tuple[int, str, str | None],
              spent: dict[str, int]) -> None:
@@ -379,7 +411,7 @@ class GameState:
         return fresh
 
     def _check_player(self, claimed: str | None) -> None:
-        expected = self.current_player()
+        expected = self.player_to_act()
         if claimed is not None and claimed != expected:
             raise NotYourTurn(f"it is {expected}'s turn, not {claimed}'s")
 
@@ -466,7 +498,7 @@ class GameState:
         if self.phase not in ("neutral", "roll"):
             raise WrongPhase(self._phase_hint("roll"))
         self._check_player(action.player)
-        who = self.current_player() or ""
+        who = self.player_to_act() or ""
         expected = self._due()
         dice = tuple(action.dice)
         if self.phase == "neutral":
@@ -519,7 +551,7 @@ class GameState:
         self._advance()
 
     def _phase_hint(self, verb: str) -> str:
-        who = self.current_player()
+        who = self.player_to_act()
         return {
             "deal": f"cannot {verb}: the money for round {self.round} must be dealt first",
             "neutral": f"cannot {verb}: {who} must first roll the neutral dice",
@@ -544,6 +576,19 @@ class GameState:
     def add_dice(self, casino: int, colour: str, n: int = 1, big: bool = False) -> None:
         """For effects: put dice straight into a casino (e.g. Royale's gray blank dice)."""
         self.casinos[casino].dice[(colour, big)] += n
+
+    def draw(self, casino: int) -> int | None:
+        """Take the top note for `casino`; when the pile is out, reshuffle what went under it
+        (and say so). Editions deal through this: the pile and the shuffle stay the state's,
+        so replaying the same actions draws the same notes."""
+        if not self.pile and self.under:
+            self.pile = list(self.under)
+            self.under = []
+            self.rng.shuffle(self.pile)
+            self.notice("reshuffled", casino=casino, notes=len(self.pile))
+        if not self.pile:
+            return None
+        return self.pile.pop(0)
 
     def notice(self, kind: str, **data: Any) -> None:
         """Record something a player should know happened (reshuffle, short casino)."""
@@ -655,8 +700,8 @@ class GameState:
             "dice_left": sum(hand.values()),
             "hand": {f"{c}{' big' if b else ''}": n for (c, b), n in sorted(hand.items()) if n},
             "notes": sorted(self.won[p.name], reverse=True),
-            "chips": self.chips[p.name],
-            "skip_cards": self.skip_cards[p.name],
+            "chips": self.extra.count("chip", p.name),
+            "skip_cards": self.extra.count("skip card", p.name),
             "score_extras": self.edition.score_extras(self, p.name),
             "round_so_far": so_far.get(p.name, 0),
         }
@@ -702,7 +747,7 @@ class GameState:
             "phase": self.phase,
             "over": self.is_over(),
             "seq": self.seq,
-            "to_move": self.current_player(),
+            "to_move": self.player_to_act(),
             "start_player": self.players[self.start_player].name,
             "players": [self.player_view(i, so_far) for i in range(len(self.players))],
             "casinos": [self.casino_view(c) for c in CASINOS],

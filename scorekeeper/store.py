@@ -132,7 +132,7 @@ def _summary(state: GameState) -> dict[str, Any]:
             {"name": p.name, "colour": p.colour, "money": state.money(p.name)}
             for p in state.players
         ],
-        "to_move": state.current_player(),
+        "to_move": state.player_to_act(),
     }
     if state.is_over():
         out["winners"] = state.results()["winners"]

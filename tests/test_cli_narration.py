@@ -19,7 +19,7 @@ def test_a_whole_game_is_told_once_with_every_payout_and_the_winner(edition, cap
     def tell(state, action) -> None:
         if not narrator:
             narrator.append(_Narrator(state))
-        narrator[0].action(state, action, state.current_player())
+        narrator[0].action(state, action, state.player_to_act())
 
     state = play_random_game(edition, 3, seed=7, on_action=tell)
     out = capsys.readouterr().out.splitlines()

@@ -8,6 +8,8 @@ from collections import Counter
 import pytest
 
 from scorekeeper import (
+    CHANCE,
+    TERMINAL,
     CannotPass,
     CasinoEffect,
     ConfigError,
@@ -31,6 +33,7 @@ from scorekeeper import (
 from scorekeeper.actions import BadAction
 from scorekeeper.editions import CLASSIC_NOTES
 from scorekeeper.simulate import play_random_game
+from scorekeeper.view import Table
 
 from .scripting import group, play_round
 
@@ -295,7 +298,7 @@ def test_royale_deck_is_a_parameter():
 def test_royale_leftover_chips_worth_10000_and_count_for_tiebreak():
     g = GameState.new("royale", [("ben", "blue"), ("carla", "green"), ("anna", "red")])
     g.won = {"ben": [50_000], "carla": [20_000, 20_000], "anna": [30_000, 20_000]}
-    g.chips = {"ben": 0, "carla": 1, "anna": 0}
+    g.extra.chips = {"ben": 0, "carla": 1, "anna": 0}
     results = g.results()
     assert [r["player"] for r in results["ranking"]] == ["carla", "anna", "ben"]
     assert results["winners"] == ["carla"]
@@ -346,7 +349,7 @@ def test_actions_round_trip_and_bad_payloads_are_named():
 def test_legal_actions_offer_pass_only_with_means():
     g = GameState.new("royale", THREE, seed=1)
     g.apply_action(Deal())
-    g.chips["anna"] = 0
+    g.extra.chips["anna"] = 0
     g.apply_action(g.random_roll(random.Random(2)))
     assert Pass() not in g.legal_actions()
     refused(g, Pass(), CannotPass, "no chip")
@@ -413,3 +416,25 @@ def test_royale_two_players_neutral_takes_casino_6_high_card_other_winner_starts
     assert [p["player"] for p in g.round_results[0]["casinos"][5]["payouts"]] == [
         "white", "carla"]
     assert g.players[g.start_player].name == "carla"
+
+
+def test_current_player_says_chance_for_the_deal_and_terminal_at_the_end():
+    g = GameState.new("classic", THREE, seed=3)
+    assert g.current_player() == CHANCE and g.player_to_act() is None
+    g.apply_action(Deal())
+    assert g.current_player() == g.player_to_act() == "anna"
+    done = play_random_game("royale", 3, seed=3)
+    assert done.current_player() == TERMINAL and done.player_to_act() is None
+    assert CHANCE != TERMINAL and all(isinstance(c, int) for c in (CHANCE, TERMINAL))
+
+
+def test_each_edition_keeps_its_own_extra_and_the_state_shows_copies():
+    royale = GameState.new("royale", THREE)
+    assert royale.chips == {"anna": 2, "benno": 2, "carla": 2}
+    royale.chips["anna"] = 0  # a copy: the chips are the edition's
+    assert royale.extra.chips["anna"] == 2
+    custom = GameState.new("custom", THREE, {"skip_rule": "B"})
+    assert custom.skip_cards == {"anna": 4, "benno": 4, "carla": 4} and custom.chips["anna"] == 0
+    assert GameState.new("custom", THREE, {"skip_rule": "A"}).money("anna") == 2
+    assert GameState.new("classic", THREE).skip_cards == {"anna": 0, "benno": 0, "carla": 0}
+    assert isinstance(royale, Table)  # what editions and effects are handed

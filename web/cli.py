@@ -204,7 +204,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                 else:
                     action = rng.choice([a for a in legal if not isinstance(a, Pass)])
             before = {"round": state.round, "phase": state.phase,
-                      "to_move": state.current_player(),
+                      "to_move": state.player_to_act(),
                       "start_player": state.players[state.start_player].name,
                       "roll": [d.to_dict() for d in state.roll or ()]}
             if game is not None:

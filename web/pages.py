@@ -269,7 +269,7 @@ def history_entries(config: GameConfig, history: list[Any],
     colour = {p.name: p.colour for p in state.players}
     out: list[dict[str, Any]] = []
     for i, action in enumerate(history):
-        who = state.current_player()
+        who = state.player_to_act()
         rnd = state.round
         neutral = state.phase == "neutral"
         entry: dict[str, Any] = {**action.to_dict(), "seq": i + 1, "round": rnd,

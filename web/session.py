@@ -645,7 +645,7 @@ class TableSession:
         self._rescript()  # the demo's camera plays on from this move, not from its script
 
     def _apply(self, action: Any) -> None:
-        who = self.game.state.current_player()
+        who = self.game.state.player_to_act()
         self._stored(lambda: self.game.apply(action))
         self._tell(self.on_action, self.game.state, action, who)
 
