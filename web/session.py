@@ -176,7 +176,7 @@ def answers_for(p: Pending, state: GameState, roll_open: bool = False) -> dict[s
     confirm = {"do": "confirm", "label": f"Confirm these {n} {'die' if n == 1 else 'dice'}"}
     correct = {"do": "correct", "label": "Correct the dice"}
     dismiss = {"do": "dismiss", "label": "That was no roll: ignore it"}
-    mover = state.current_player()
+    mover = state.player_to_act()
     if accepted:
         answers = [confirm, correct, dismiss]
     elif player is not None and mover is not None and player != mover:
