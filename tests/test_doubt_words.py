@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from vision import tracker as tk
 from vision.reader import DieRead
-from web.session import _doubt_message, doubt_words
+from web.questions import doubt_message, doubt_words
 
 
 def _die(value: int | None, confidence: float, doubts: tuple[str, ...] = (),
@@ -45,7 +45,7 @@ def test_the_question_names_the_doubts_of_the_unsure_dice_only() -> None:
     dice = (_die(2, 0.97, ("glare",)), _die(6, 0.6, ("lean", "edge"), x=200.0),
             _die(None, 0.5, ("unreadable", "lean"), x=300.0))
     ev = tk.NeedsConfirmation(1, 0.0, "unsure", (1, 2, 3, 4, 5, 6), dice)
-    message = _doubt_message(ev)
+    message = doubt_message(ev)
     assert message.startswith("2 dice could not be read for sure")
     assert "leaning" in message and "glare" not in message
     assert message.index("leaning") < message.index("edge")  # the commoner doubt first
@@ -53,5 +53,5 @@ def test_the_question_names_the_doubts_of_the_unsure_dice_only() -> None:
 
 def test_a_question_without_doubts_still_reads_well() -> None:
     ev = tk.NeedsConfirmation(1, 0.0, "unsure", (3, 4), (_die(3, 0.7),))
-    assert _doubt_message(ev) == "A die could not be read for sure."
+    assert doubt_message(ev) == "A die could not be read for sure."
     assert doubt_words([_die(3, 0.7, ("something-new",))]) == "something-new"

@@ -37,6 +37,8 @@ from scorekeeper import (
     by_face,
 )
 
+from .photos import photo_for
+
 STATIC = Path(__file__).parent / "static"
 GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 NAME = re.compile(r"^[^\x00-\x1f\x7f<>]{1,20}$")
@@ -287,10 +289,10 @@ def history_entries(config: GameConfig, history: list[Any],
             event = events[i] if i < len(events) else None
             if event is not None:
                 n, after_undo = event
-                name = f"event-{n - 1:05d}.jpg"
-                if name not in photos and after_undo:
-                    name = f"event-{n - 2:05d}.jpg"  # a correction undid the camera's roll
-                if name in photos:
+                name = photo_for(photos, n - 1)
+                if name is None and after_undo:
+                    name = photo_for(photos, n - 2)  # a correction undid the camera's roll
+                if name is not None:
                     entry["photo"] = f"{game_id}/{name}"
         elif isinstance(action, Place):
             entry["text"] = f"{who} placed the {action.value}s on casino {action.value}"

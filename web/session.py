@@ -39,52 +39,21 @@ from vision.pace import Pace
 from vision.profile import Profile
 from vision.sources import FolderSource, Frame, Source, open_source
 
+from .photos import save_photo
+from .questions import (
+    ConfirmError,
+    Pending,
+    answers_for,
+    die_from_dict,
+    doubt_message,
+)
+
 log = logging.getLogger("vegas_table.session")
 
 NEUTRAL_COLOURS = ("white", "gray")
 # The camera picture is encoded while a viewer asked for it this recently (they ask at
 # 12 fps, and once every 5 s at least for an unchanged frame).
 PREVIEW_WANTED_S = 6.0
-
-
-@dataclass
-class Pending:
-    """A question for the table: what was rolled, or which value was chosen."""
-
-    id: int
-    kind: str  # "roll" (confirm or correct the dice) or "place" (which value was taken)
-    reason: str  # the tracker's reason (count, colour, unsure, scooped) or "rules"
-    message: str
-    candidates: list[int]
-    dice: list[dict]  # the dice as read, for the page to show and correct
-    photo: str | None
-    created: float
-    seen_place: int | None = None  # a value the tracker saw taken while this was open
-    # Values seen leaving together while this was open: which one is asked once the roll is.
-    taken: list[int] | None = None
-    turn: int | None = None  # demo only: the scripted turn on the tray when it was asked
-
-    @property
-    def turn_over(self) -> bool:
-        """A roll seen now is the next turn's, and must wait for this answer.
-
-        So it is when the value is asked, or when the player's own dice (only their faces in
-        doubt) have left the tray. A roll asked about for its count or colour may be no roll
-        at all (a hand, the last player's dice again); a new roll replaces it, as ever.
-        """
-        gone = self.seen_place is not None or self.taken is not None
-        return self.kind == "place" or (self.reason == "unsure" and gone)
-
-    def to_dict(self, state: GameState | None = None, roll_open: bool = False
-                ) -> dict[str, Any]:
-        """The question as the pages show it; with the game's `state`, also whose dice they
-        are and the answers the rules accept now, the likely one first (`answers`)."""
-        out: dict[str, Any] = {"id": self.id, "kind": self.kind, "reason": self.reason,
-                               "message": self.message, "candidates": list(self.candidates),
-                               "dice": self.dice, "photo": self.photo}
-        if state is not None:
-            out.update(answers_for(self, state, roll_open))
-        return out
 
 
 @dataclass
@@ -101,10 +70,6 @@ class _Held:
 
 class CalibrationInput(CalibrationError):
     """Calibration input that is wrong in itself (corners that are no tray), not mistimed."""
-
-
-class ConfirmError(ValueError):
-    """A confirmation that does not fit what is pending (unknown id, missing value)."""
 
 
 @dataclass
@@ -154,52 +119,6 @@ def facts_for_roll(state: GameState, dice: Any) -> tk.TurnFacts | None:
         if big == seen and sum(pool.values()) == facts.dice_count:
             return replace(facts, big_count=big)
     return facts
-
-
-def answers_for(p: Pending, state: GameState, roll_open: bool = False) -> dict[str, Any]:
-    """Whose dice a question shows, and the answers to offer, likely first.
-
-    "confirm" (the dice as read) is offered only when the rules take that roll now, so no
-    answer the table is offered fails; a roll of someone else's dice leads with "dismiss"
-    (it was no roll: the last player's dice seen again, say), a misread one with "correct".
-    """
-    if p.kind == "place":
-        return {"colour": None, "player": None,
-                "answers": [{"do": "value", "label": f"They took the {v}s", "value": v}
-                            for v in p.candidates]}
-    players = {pl.colour for pl in state.players}
-    counts = Counter(str(d.get("colour")) for d in p.dice if d.get("colour") in players)
-    colour = counts.most_common(1)[0][0] if counts else None
-    player = state.owner(colour) if colour is not None else None
-    accepted = _roll_accepted(p.dice, state, roll_open)
-    n = len(p.dice)
-    confirm = {"do": "confirm", "label": f"Confirm these {n} {'die' if n == 1 else 'dice'}"}
-    correct = {"do": "correct", "label": "Correct the dice"}
-    dismiss = {"do": "dismiss", "label": "That was no roll: ignore it"}
-    mover = state.player_to_act()
-    if accepted:
-        answers = [confirm, correct, dismiss]
-    elif player is not None and mover is not None and player != mover:
-        dismiss = {**dismiss, "label": f"Those were {player}'s dice: no roll, ignore it"}
-        answers = [dismiss, correct]
-    else:
-        answers = [correct, dismiss]
-    return {"colour": colour, "player": player, "answers": answers}
-
-
-def _roll_accepted(dice: list[dict], state: GameState, roll_open: bool) -> bool:
-    """Whether confirming `dice` as read would be taken by the rules (on a copy of the game)."""
-    if not dice or any(d.get("value") is None for d in dice):
-        return False
-    try:
-        roll = Roll(tuple(_die(d, i) for i, d in enumerate(dice)))
-        trial = state.clone()
-        if roll_open and trial.phase == "choose":
-            trial.undo()  # confirming replaces the roll the camera applied
-        trial.apply_action(roll)
-    except (RulesError, ValueError):
-        return False
-    return True
 
 
 def table_colours(state: GameState) -> tuple[str, ...]:
@@ -713,7 +632,7 @@ class TableSession:
                 self._roll_open = False
             else:
                 chosen = dice if dice is not None else p.dice
-                roll = Roll(tuple(_die(d, i) for i, d in enumerate(chosen)))
+                roll = Roll(tuple(die_from_dict(d, i) for i, d in enumerate(chosen)))
                 if self._roll_open and self.game.state.phase == "choose":
                     self._take_back()  # the camera's roll is being corrected
                 neutral = self.game.state.phase == "neutral"
@@ -1032,20 +951,10 @@ class TableSession:
     def _photo(self, ev: tk.Roll) -> str | None:
         if ev.image is None:
             return None
-        folder = self.photos / self.game.id
-        name = f"event-{self.game.events:05d}.jpg"
-        ok, buf = cv2.imencode(".jpg", ev.image, [cv2.IMWRITE_JPEG_QUALITY, 85])
-        if not ok:
-            return None
-        tmp = folder / (name + ".tmp")
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(buf.tobytes())
-            tmp.replace(folder / name)
+            name = save_photo(self.photos / self.game.id, self.game.events, ev.image)
         except OSError as exc:
             # A photo is a courtesy: without it the roll is still read, asked and stored.
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
             self._failed(f"saving the photo of frame {ev.frame}", exc)
             return None
         return f"{self.game.id}/{name}"
@@ -1088,11 +997,11 @@ class TableSession:
             self._held = _Held(doubt, dice, photo, turn, ev.image)
             return
         if doubt is not None:
-            self._ask("roll", doubt.reason, _doubt_message(doubt), list(doubt.candidates),
+            self._ask("roll", doubt.reason, doubt_message(doubt), list(doubt.candidates),
                       dice, photo, turn=turn)
             return
         try:
-            roll = Roll(tuple(_die(d, i) for i, d in enumerate(dice)))
+            roll = Roll(tuple(die_from_dict(d, i) for i, d in enumerate(dice)))
             if replacing:
                 self._take_back()
             neutral = self.game.state.phase == "neutral"
@@ -1153,7 +1062,7 @@ class TableSession:
         return True
 
     def _ask_held(self, held: _Held) -> None:
-        self._ask("roll", held.doubt.reason, _doubt_message(held.doubt),
+        self._ask("roll", held.doubt.reason, doubt_message(held.doubt),
                   list(held.doubt.candidates), held.dice, held.photo, turn=held.turn)
 
     def ask_held_roll(self) -> bool:
@@ -1371,71 +1280,6 @@ def script_dice(turn: Turn) -> list[Die]:
     """The dice a demo turn really threw, to enter by hand or to check the record against."""
     return [Die(c, v, turn.is_big(i)) for i, (c, v) in enumerate(zip(turn.colours, turn.values,
                                                                       strict=True))]
-
-
-def _die(d: dict, i: int) -> Die:
-    value = d.get("value")
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 6:
-        raise ValueError(f"die {i}: value must be 1-6, not {value!r}")
-    colour = d.get("colour")
-    if not isinstance(colour, str) or not colour:
-        raise ValueError(f"die {i}: colour must be a name")
-    return Die(colour, value, bool(d.get("big", False)))
-
-
-# Why the reader doubts a die (`DieRead.doubts`), as the table's question says it.
-DOUBT_WORDS = {
-    "lean": "leaning",
-    "unreadable": "cocked or blurred",
-    "edge": "at the picture's edge",
-    "small": "small in the picture",
-    "crowded": "touching another die",
-    "faint": "hard to make out",
-    "glare": "glare on its face",
-    "pips": "pips unclear",
-    "angle": "seen from the side",
-    "disagree": "read differently from frame to frame",
-    "unsure": "face unclear",
-}
-
-
-def doubt_words(dice: Sequence[Any]) -> str:
-    """The doubts of the dice a question is about, most common first, in words: "leaning,
-    at the picture's edge" (empty when the reader gave none)."""
-    counts: dict[str, int] = {}
-    for d in dice:
-        if d.value is not None and d.confidence >= tk.CERTAIN:
-            continue
-        for code in getattr(d, "doubts", ()) or ():
-            counts[code] = counts.get(code, 0) + 1
-    order = sorted(counts, key=lambda c: (-counts[c], list(DOUBT_WORDS).index(c)
-                                          if c in DOUBT_WORDS else len(DOUBT_WORDS)))
-    return ", ".join(DOUBT_WORDS.get(c, c) for c in order[:3])
-
-
-def _doubt_message(ev: tk.NeedsConfirmation) -> str:
-    if ev.reason == "unsure":
-        unsure = [d for d in ev.dice if d.value is None or d.confidence < tk.CERTAIN]
-        n = len(unsure)
-        what = "A die" if n <= 1 else f"{n} dice"
-        why = doubt_words(unsure)
-        return f"{what} could not be read for sure" + (f" ({why})." if why else ".")
-    return {
-        "count": "The number of dice does not match what the player holds.",
-        "colour": "A die's colour is neither the player's nor neutral.",
-    }.get(ev.reason, ev.reason)
-
-
-def photo_bytes(data_dir: Path, name: str) -> bytes | None:
-    """A stored roll photo by its relative name, refusing anything outside the folder."""
-    try:
-        base = (Path(data_dir) / "photos").resolve()
-        path = (base / name).resolve()
-        if base not in path.parents or not path.is_file():
-            return None
-        return path.read_bytes()
-    except (OSError, ValueError):  # a NUL in the name, a file gone while read
-        return None
 
 
 def annotate(image: np.ndarray, dice: list[Any]) -> np.ndarray:
