@@ -85,6 +85,72 @@ def test_every_page_is_served_with_local_assets_only(client, path: str, marker: 
     assert not re.search(r'(?:src|href)="(?:https?:)?//', html)
 
 
+def test_text_is_compressed_and_files_are_cached_for_good(client, table: TableSession):
+    """What test_browser_shell's weight test relies on: gzip where it pays, and files kept
+    by the phone for good under addresses that change with their content."""
+    import gzip
+
+    accept = {"Accept-Encoding": "gzip, deflate, br"}
+    page = client.get("/", headers=accept)
+    assert page.headers["Content-Encoding"] == "gzip"
+    assert page.headers["Cache-Control"] == "no-cache"  # a new version is seen at once
+    assert "Accept-Encoding" in page.headers["Vary"]
+    html = gzip.decompress(page.data).decode()
+    files = re.findall(r'(?:src|href)="(/static/[^"]+)"', html)
+    assert {f.split("?")[0] for f in files} >= {"/static/app.css", "/static/common.js",
+                                               "/static/scoreboard.js"}
+    for url in files:
+        assert re.search(r"\?v=[0-9a-f]{12}$", url), url
+        r = client.get(url, headers=accept)
+        assert r.status_code == 200
+        assert r.headers["Cache-Control"] == "public, max-age=31536000, immutable", url
+        if url.split("?")[0].endswith((".css", ".js")):
+            assert r.headers["Content-Encoding"] == "gzip", url
+            name = url.split("?")[0].removeprefix("/static/")
+            disk = (STATIC / name).read_bytes()
+            assert gzip.decompress(r.data) == disk
+            assert len(r.data) < len(disk) * 0.6
+            again = client.get(url, headers={**accept, "If-None-Match": r.headers["ETag"]})
+            assert again.status_code == 304
+        r.close()
+    # An old or missing version is the file on disk now: not to be kept.
+    r = client.get("/static/app.css?v=000000000000", headers=accept)
+    assert r.headers["Cache-Control"] == "no-cache"
+    r.close()
+    r = client.get("/static/app.css")
+    assert r.headers["Cache-Control"] == "no-cache" and "Content-Encoding" not in r.headers
+    r.close()
+    # JSON is compressed; the live stream and photos never are.
+    state = client.get("/api/state", headers=accept)
+    assert state.headers["Content-Encoding"] == "gzip"
+    assert gzip.decompress(state.data).startswith(b"{")
+    plain = client.get("/api/state")
+    assert "Content-Encoding" not in plain.headers and plain.data.startswith(b"{")
+    events = client.get("/api/events", headers=accept)
+    assert events.mimetype == "text/event-stream"
+    assert "Content-Encoding" not in events.headers
+    assert next(events.response).startswith(b"retry")
+    events.close()
+    qr = client.get("/qr.svg", headers=accept)  # SVG is text: compressed when worth it
+    assert "Accept-Encoding" in qr.headers["Vary"]
+    tiny = client.get("/manifest.webmanifest", headers=accept)
+    assert "Content-Encoding" not in tiny.headers  # too small to be worth it
+
+
+def test_a_changed_file_gets_a_new_address(tmp_path: Path):
+    from web.pages import Assets
+
+    (tmp_path / "a.css").write_text("body { color: red }")
+    (tmp_path / "b.css").write_text("p { color: blue }")
+    assets = Assets(tmp_path)
+    a1, b1 = assets.version("a.css"), assets.version("b.css")
+    (tmp_path / "a.css").write_text("body { color: green }")
+    assert assets.version("a.css") != a1
+    assert assets.version("b.css") == b1  # the other files keep their address and cache
+    assert assets.version("missing.css") is None
+    assert assets.version("../a.css") is None
+
+
 def test_no_asset_or_template_refers_to_another_host():
     for path in [*STATIC.iterdir(), *TEMPLATES.iterdir()]:
         if path.suffix in (".js", ".css", ".html", ".svg"):
