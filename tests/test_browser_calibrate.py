@@ -190,6 +190,9 @@ def test_calibration_asks_for_the_colours_of_the_game_at_the_table(demo_table, b
         page.wait_for_function("() => document.querySelectorAll('.cal-chip.sel').length === 3")
         assert [c.get_attribute("data-c") for c in chosen.all()] == ["red", "blue", "green"]
         assert "without the neutral white dice" in page.inner_text("#setup-note")
+        # a colour patch names its colour to a screen reader too
+        patch = page.locator(".cal-chip[data-c=red] .sw")
+        assert patch.get_attribute("role") == "img" and patch.get_attribute("aria-label") == "red"
         # The game's colours come first, each chip a comfortable target.
         assert page.locator(".cal-chip").first.get_attribute("data-c") == "red"
         for box in (c.bounding_box() for c in page.locator(".cal-chip").all()):

@@ -25,7 +25,9 @@ const VT = (() => {
   }
   /** Dice as a roll is read out: by value, unread ones (null) last. */
   const byFace = (dice) => [...dice].sort((a, b) => (a.value || 7) - (b.value || 7) || (a.colour > b.colour ? 1 : a.colour < b.colour ? -1 : 0));
-  const sw = (colour, extra = "") => `<span class="sw ${cc(colour)} ${extra}" title="${esc(colour)}"></span>`;
+  // A colour patch says its colour to a screen reader too: a colour alone tells nothing to
+  // someone who cannot see it or tell it from its neighbour.
+  const sw = (colour, extra = "") => `<span class="sw ${cc(colour)} ${extra}" role="img" aria-label="${esc(colour)}" title="${esc(colour)}"></span>`;
 
   /** "$60k" for a note, "$120,000" for a total; Custom's playing cards are small numbers. */
   function money(v, full = false) {
