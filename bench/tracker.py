@@ -41,7 +41,8 @@ from scorekeeper.simulate import players  # noqa: E402
 from scorekeeper.store import GameStore  # noqa: E402
 from vision import tracker as tk  # noqa: E402
 from vision.sources import Frame, Source  # noqa: E402
-from web.session import TableSession, script_dice  # noqa: E402
+from web.demo_host import script_dice  # noqa: E402
+from web.session import TableSession  # noqa: E402
 
 
 def _turns(history: list) -> list[list]:
@@ -99,7 +100,7 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int],
         wall = time.perf_counter() - t0
         state = table.game.state
         live = _turns(list(state.history))
-        script = [[script_dice(t), t.chosen] for t in table._script]
+        script = [[script_dice(t), t.chosen] for t in table.demo_host.script]
         wrong = 0
         for got, want in zip(live, script, strict=False):
             if not agrees(got[0], want[0]) or (got[1] is not None and got[1] != want[1]):

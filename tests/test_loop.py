@@ -19,7 +19,8 @@ from vision.demo import DemoSource, Timing
 from vision.loop import CameraLoop, LoopHooks, track_stream
 from vision.reader import DiceReader
 from vision.sources import Frame, Source, open_source
-from web.session import TableSession, demo_turns
+from web.demo_host import demo_turns
+from web.session import TableSession
 
 TIMING = Timing(lead_in=4, fall=5, settle=12, lift=3, rest=8, scoop=3, empty=8)
 GAME = {"edition": "classic", "players": players(3), "seed": 5}

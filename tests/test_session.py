@@ -21,7 +21,8 @@ from scorekeeper import Place, Roll, agrees
 from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from vision.demo import Timing
-from web.session import TableSession, demo_turns, script_dice
+from web.demo_host import demo_turns, script_dice
+from web.session import TableSession
 
 from .conftest import free_port, serve_process
 
@@ -62,7 +63,7 @@ def test_a_demo_game_plays_to_the_end_exactly_as_scripted(tmp_path: Path, editio
     state = table.game.state
     assert state.is_over()
     live = _turns_of(list(state.history))
-    script = [(script_dice(t), t.chosen) for t in table._script]
+    script = [(script_dice(t), t.chosen) for t in table.demo_host.script]
     assert len(live) == len(script)
     for i, (got, want) in enumerate(zip(live, script, strict=True)):
         # A die the camera could not read and the placement did not need stays unread.

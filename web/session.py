@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
 import threading
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,13 +31,14 @@ from scorekeeper import Deal, Die, GameConfig, GameState, Place, Roll, RulesErro
 from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore, StorageFull, StoredGame
 from vision import tracker as tk
-from vision.demo import DemoSource, Timing, Turn
+from vision.demo import DemoSource, Timing
 from vision.loop import CameraLoop, LoopHooks
 from vision.motion import MotionConfig
 from vision.pace import Pace
 from vision.profile import Profile
 from vision.sources import FolderSource, Frame, Source, open_source
 
+from .demo_host import DemoHost
 from .photos import save_photo
 from .questions import (
     ConfirmError,
@@ -142,42 +142,6 @@ def game_colours(state: GameState) -> list[str]:
     return list(dict.fromkeys([*names, "white"]))
 
 
-def demo_turns(state: GameState, seed: int) -> Iterator[Turn]:
-    """Script the rest of a game from `state` on a copy: what the demo camera will show.
-
-    Seeded by the game's seed and how far it is, so a resumed game carries on with the same
-    turns it would have had.
-    """
-    shadow = state.clone()
-    rng = random.Random(seed * 1_000_003 + shadow.seq)
-    while not shadow.is_over():
-        if shadow.phase == "deal":
-            shadow.apply_action(Deal())
-            continue
-        who = shadow.current_player()
-        colour = next((p.colour for p in shadow.players if p.name == who), "white")
-        if shadow.phase == "choose" and shadow.roll:
-            roll_dice = tuple(shadow.roll)  # resumed between a roll and its placement
-        else:
-            neutral_turn = shadow.phase == "neutral"
-            roll = shadow.random_roll(rng)
-            shadow.apply_action(roll)
-            roll_dice = roll.dice
-            if neutral_turn:
-                # The start player's leftover white dice go to their casinos by themselves.
-                yield _turn(colour, roll_dice, roll_dice[0].value)
-                continue
-        places = [a for a in shadow.legal_actions() if isinstance(a, Place)]
-        choice = rng.choice(places)
-        shadow.apply_action(choice)
-        yield _turn(colour, roll_dice, choice.value)
-
-
-def _turn(colour: str, dice: tuple[Die, ...], chosen: int) -> Turn:
-    return Turn(colour, tuple(d.colour for d in dice), tuple(d.value for d in dice), chosen,
-                tuple(d.big for d in dice))
-
-
 class TableSession:
     """Owns the source, the tracker and the game; runs the frame loop in its own thread."""
 
@@ -237,7 +201,6 @@ class TableSession:
         # The demo's own games deal as the session was started, whatever the host chose
         # for a game of theirs (a game dealt by hand would wait for a host who is not there).
         self._demo_auto_deal = auto_deal
-        self.demo_answer_after = demo_answer_after
         # The demo's final ranking stays this long before its next game: time to read it.
         self.next_game_after = next_game_after
         self.realtime = realtime
@@ -275,7 +238,7 @@ class TableSession:
         self._played: set[tuple[str, int, int]] = set()
         self._playing: set[tuple[str, int, int]] = set()  # the open source's entries
         self.last_roll: dict[str, Any] | None = None
-        self._script: deque[Turn] = deque()
+        self.demo_host = DemoHost(self, demo_answer_after)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._roll_open = False  # a roll is applied and its placement not seen yet
@@ -293,7 +256,6 @@ class TableSession:
         self._latest: tuple[int, np.ndarray, list[Any]] | None = None
         self._preview: tuple[int, bytes] | None = None
         self._preview_wanted = -PREVIEW_WANTED_S  # when a camera viewer last asked for it
-        self._script_base = 0
         self._fps_times: deque[float] = deque(maxlen=30)
         self._answers: dict[tuple[int, str, int, bool], dict[str, Any]] = {}
         # Whether the host ended a game early (kept by the web layer); the camera then leaves
@@ -350,7 +312,7 @@ class TableSession:
         with self.lock:
             self.game = game
             self.game_ended()
-            self._script.clear()
+            self.demo_host.script.clear()
             self.last_roll = None
             self._roll_open = game.state.phase == "choose"
             self.tracker = tk.TurnTracker()
@@ -695,7 +657,7 @@ class TableSession:
         if self.demo:
             with self.lock:
                 self._deal_if_due()
-            return DemoSource(self._demo_script(), seed=self.game.state.config.seed,
+            return DemoSource(self.demo_host.script_from_now(), seed=self.game.state.config.seed,
                               size=self.demo_size, timing=self.demo_timing,
                               realtime=self.realtime)
         source = open_source(self.source_spec, realtime=self.realtime)
@@ -711,15 +673,6 @@ class TableSession:
         else:
             self._playing = self._source_entries()
         return source
-
-    def _demo_script(self) -> Iterator[Turn]:
-        with self.lock:
-            self._script.clear()
-            self._script_base = self._turn_number()
-        for turn in demo_turns(self.game.state, self.game.state.config.seed):
-            with self.lock:
-                self._script.append(turn)
-            yield turn
 
     def run(self) -> None:
         """The frame loop in the caller's thread (tests, `max_games`); `start` threads it."""
@@ -776,7 +729,7 @@ class TableSession:
                 self.auto_deal = self._demo_auto_deal
                 self.pending.clear()
                 self._held = None
-                self._script.clear()
+                self.demo_host.script.clear()
                 self.tracker = tk.TurnTracker()
                 self._deal_if_due()
                 self._after_change()
@@ -916,16 +869,28 @@ class TableSession:
         """Stream time in the demo (which may run faster than real time), else wall time."""
         return self._stream_t if self.demo else time.monotonic()
 
-    def _drained(self) -> None:
-        """Demo only, at the end of its script: what the table still asks is answered, and a
-        turn the camera missed altogether is entered by hand, as the host would."""
-        while self.pending and not self._stop.is_set():
-            before = [q.id for q in self.pending]
-            self._answer_as_demo_host()
-            if [q.id for q in self.pending] == before:
-                break  # nothing the demo host can answer (should not happen)
-        if not self.game.state.is_over():
-            self._enter_by_hand(len(self._script))
+    clock = _clock
+
+    @property
+    def draining(self) -> bool:
+        """A recording has ended: what is still asked is answered now, not after a while."""
+        return self._draining
+
+    def enter_turn(self, dice: tuple[Die, ...], chosen: int) -> None:
+        """Enter a whole turn by hand, as the host does for one the camera missed: what was
+        asked or held about the tray is dropped, and a roll never placed is entered afresh."""
+        self.pending.clear()
+        self._queued = None
+        self._held = None
+        if self.game.state.phase == "choose":
+            self._take_back()
+        self._apply(Roll(dice))
+        if self.game.state.phase == "choose":
+            self._apply(Place(chosen))
+        self._roll_open = False
+        self.stats.by_hand += 1
+        self._deal_if_due()
+        self._after_change()
 
     # --- events -> actions ---------------------------------------------------------------
     def _handle(self, events: list[tk.Event]) -> None:
@@ -1107,66 +1072,6 @@ class TableSession:
                                     turn=self._truth_turn if turn is None else turn))
         self._next_pending += 1
 
-    def _answer_as_demo_host(self) -> None:
-        """In the demo the session knows what it rendered, and answers like a patient host.
-
-        Like a person at the table, it first enters by hand any turn the camera missed
-        altogether, then answers the question about the dice now in the tray.
-        """
-        if not self.demo or not self.pending:
-            return
-        p = self.pending[0]
-        if self._clock() - p.created < self.demo_answer_after and not self._draining:
-            return
-        target = p.turn if p.turn is not None else self._turn_number() - self._script_base
-        if p.kind == "roll" and target < self._turn_number() - self._script_base:
-            # That turn is already in the game: the camera saw no new roll there (a hand,
-            # the dice of the turn before); a person would dismiss it too.
-            self.dismiss(p.id)
-            return
-        self._enter_by_hand(target)
-        if p not in self.pending:
-            self._after_change()
-            return
-        turn = self._current_turn()
-        if turn is None:
-            return
-        if p.kind == "roll":
-            self.confirm(p.id, dice=[d._asdict() for d in script_dice(turn)])
-        else:
-            self.confirm(p.id, value=turn.chosen)
-
-    def _enter_by_hand(self, upto: int) -> None:
-        """Demo host: enter the scripted turns before `upto` that the game is missing."""
-        while self._turn_number() - self._script_base < upto:
-            missed = self._current_turn()
-            if missed is None or self.game.state.is_over():
-                break
-            self.pending.clear()
-            self._queued = None
-            self._held = None
-            if self.game.state.phase == "choose":
-                self._take_back()  # rolled but never placed: enter the turn afresh
-            self._apply(Roll(tuple(script_dice(missed))))
-            if self.game.state.phase == "choose":
-                self._apply(Place(missed.chosen))
-            self._roll_open = False
-            self.stats.by_hand += 1
-            self._deal_if_due()
-            self._after_change()
-
-    def _turn_number(self) -> int:
-        """How many turns of this game have been rolled before the one now on the tray."""
-        state = self.game.state
-        rolls = sum(isinstance(a, Roll) for a in state.history)
-        return rolls - 1 if state.phase == "choose" else rolls
-
-    def _current_turn(self) -> Turn | None:
-        """The scripted turn the live game is in (the script runs ahead of the game)."""
-        idx = self._turn_number() - self._script_base
-        return self._script[idx] if 0 <= idx < len(self._script) else None
-
-
 class _CurrentReader:
     """The session's reader as it is now: a saved profile replaces it between frames."""
 
@@ -1230,7 +1135,7 @@ class _TableHooks(LoopHooks):
             if events:
                 t._handle(events)
             if t.demo:
-                t._drained()
+                t.demo_host.drained()
             return
         t._latest = (frame.index, frame.image, list(dice))
         if events:
@@ -1242,7 +1147,7 @@ class _TableHooks(LoopHooks):
         if t.storage_error:
             t._deal_if_due()  # a deal the full disk refused goes through once it can
         try:
-            t._answer_as_demo_host()
+            t.demo_host.answer()
         except (RulesError, StoreError) as exc:
             # The game moved on from what the demo scripted (the host passed, undid or
             # entered a turn): play on from the game as it is now.
@@ -1274,12 +1179,6 @@ def _stamp(path: Path) -> tuple[str, int, int]:
     """A frame file as a recording source is told apart by: name, size and change time."""
     st = path.stat()
     return (path.name, st.st_size, st.st_mtime_ns)
-
-
-def script_dice(turn: Turn) -> list[Die]:
-    """The dice a demo turn really threw, to enter by hand or to check the record against."""
-    return [Die(c, v, turn.is_big(i)) for i, (c, v) in enumerate(zip(turn.colours, turn.values,
-                                                                      strict=True))]
 
 
 def annotate(image: np.ndarray, dice: list[Any]) -> np.ndarray:
