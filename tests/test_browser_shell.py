@@ -337,8 +337,9 @@ def test_every_text_colour_of_the_stylesheet_reads_at_aa_contrast(scheme: str) -
 
 
 def open_pages(page, served: Served) -> Iterator[str]:
-    """The scoreboard, the camera page and the calibration page's PIN form, each ready."""
-    for path, ready in (("/", ".casino .stake"), ("/camera", ".stat"), ("/calibrate", "#login")):
+    """The scoreboard, the camera page, and the host's pages as they open (the PIN form)."""
+    for path, ready in (("/", ".casino .stake"), ("/camera", ".stat"), ("/calibrate", "#login"),
+                        ("/table", "#login")):
         page.goto(served.url + path)
         page.wait_for_selector(ready)
         page.wait_for_selector("#live.on")
@@ -382,18 +383,26 @@ def test_everything_in_the_header_is_a_44px_target(served: Served, browser, size
         if any(w < 44 or h < 44 for _, w, h in targets):
             small[path] = [t for t in targets if t[1] < 44 or t[2] < 44]
     # the calibration page's colour chips, once unlocked
+    page.goto(served.url + "/calibrate")
     page.fill("#pin", PIN)
     page.click("#login-form button")
     page.wait_for_selector(".cal-chip")
     chips = page.evaluate(TARGETS_JS, ".cal-chip, #cal .btn")
     if any(w < 44 or h < 44 for _, w, h in chips):
         small["/calibrate chips"] = chips
+    # the host page's tabs
+    page.goto(served.url + "/table")
+    page.wait_for_selector("#host:not([hidden]) .tabs button")
+    tabs = page.evaluate(TARGETS_JS, ".tabs button, header a")
+    if any(w < 44 or h < 44 for _, w, h in tabs):
+        small["/table tabs"] = tabs
     assert not small, small
     ctx.close()
 
 
-def test_the_keyboard_focus_is_always_visible(served: Served, browser) -> None:
-    ctx, page = page_at(browser, LAPTOP)
+@pytest.mark.parametrize("size", SIZES)
+def test_the_keyboard_focus_is_always_visible(served: Served, browser, size) -> None:
+    ctx, page = page_at(browser, size)
     page.goto(served.url + "/camera")
     page.wait_for_selector("#live.on")
     seen = []
