@@ -435,7 +435,11 @@ class Gzipped:
         self.lock = threading.Lock()
         self.cache: OrderedDict[bytes, bytes] = OrderedDict()
 
-    def __call__(self, body: bytes) -> bytes:
+    def __call__(self, body: bytes, keep: bool = True) -> bytes:
+        """`keep=False` for answers that seldom repeat (one phone's JSON), so they do not
+        push the shells and files out."""
+        if not keep:
+            return gzip.compress(body, GZIP_LEVEL, mtime=0)
         key = hashlib.sha1(body).digest()
         with self.lock:
             got = self.cache.get(key)
@@ -487,7 +491,7 @@ def compress(resp: Response, gz: Gzipped) -> Response:
         if close is not None:
             close()
         resp.direct_passthrough = False
-    resp.set_data(gz(body))
+    resp.set_data(gz(body, keep=static or resp.mimetype == "text/html"))
     resp.headers["Content-Encoding"] = "gzip"
     etag, _weak = resp.get_etag()
     if etag:
