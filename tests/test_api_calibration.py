@@ -48,7 +48,7 @@ def test_calibrate_over_the_api_and_read_with_the_new_profile(served, tmp_path: 
     table, client = served
     idle = client.get("/api/calibration").get_json()
     assert idle["step"] == "idle" and not idle["calibrated"] and not idle["active"]
-    assert idle["default_colours"] == ["red", "blue", "white"]
+    assert idle["default_colours"] == ["red", "blue"]  # classic without neutral dice
     assert client.post("/api/calibration/start", json={}).status_code == 401
     table.start()
     r = client.post("/api/calibration/start", json={"colours": ["red", "blue"]}, headers=PIN)

@@ -7,9 +7,12 @@ as pink, over-exposed orange as yellow). The reads come from the scripted tray o
 
 from __future__ import annotations
 
-from scorekeeper import Deal, Die, Place, Roll, agrees
+import pytest
+
+from scorekeeper import Deal, Die, GameState, Place, Roll, agrees
+from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
-from web.session import TableSession, facts_for, table_colours
+from web.session import TableSession, facts_for, game_colours, table_colours
 
 from .test_session_held import _feed
 from .test_tracker import Table, roll_faces
@@ -60,3 +63,14 @@ def test_dice_named_in_another_players_colour_are_asked_about(table: TableSessio
     [question] = table.pending
     assert question.kind == "roll" and question.reason == "colour"
     assert table.game.state.phase == "roll"  # nothing applied on a guess
+
+
+@pytest.mark.parametrize("edition, options, white", [
+    ("classic", {}, False), ("classic", {"neutral_dice": True}, True),
+    ("custom", {}, False), ("royale", {}, True)])
+def test_calibration_asks_for_white_only_where_the_game_throws_neutral_dice(
+        edition: str, options: dict, white: bool):
+    state = GameState.new(edition, players(3), options)
+    colours = game_colours(state)
+    assert colours[:3] == [p.colour for p in state.players]
+    assert ("white" in colours) is white

@@ -131,15 +131,12 @@ def table_colours(state: GameState) -> tuple[str, ...]:
 
 
 def game_colours(state: GameState) -> list[str]:
-    """The dice colours at this table, in seat order, then the neutral dice: what calibration
-    asks the people to drop, one set after the other.
-
-    White comes last even when this game leaves the neutral dice in the box: every edition
-    has them, and the learned white is the reference a lamp's tint is judged against.
-    """
+    """The dice colours at this table, in seat order, then the neutral dice if this game
+    plays them: what calibration asks the people to drop, one set after the other (a die of
+    a colour the game leaves in the box is never thrown, so it need not be learned)."""
     names = [p.colour for p in state.players]
     names += [c for c in state.edition.imaginary_colours() if c not in names]
-    return list(dict.fromkeys([*names, "white"]))
+    return list(dict.fromkeys(names))
 
 
 class TableSession:
