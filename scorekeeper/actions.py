@@ -110,10 +110,29 @@ class Pass:
         return _with_player({"type": "pass"}, self)
 
 
-Action = Deal | Roll | Place | Pass
+@dataclass(frozen=True)
+class TileChoice:
+    """A decision a Royale casino tile asks for: `tile` is the face's code ("G2"), `choice`
+    what was decided ("move", "guess", "take" ...), `value` the number it needs, if any (how
+    many dice, which casino, how many tokens)."""
+
+    tile: str
+    choice: str
+    value: int | None = None
+    player: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"type": "tile", "tile": self.tile, "choice": self.choice}
+        if self.value is not None:
+            payload["value"] = self.value
+        return _with_player(payload, self)
 
 
-def _with_player(payload: dict[str, Any], action: Roll | Place | Pass) -> dict[str, Any]:
+Action = Deal | Roll | Place | Pass | TileChoice
+
+
+def _with_player(payload: dict[str, Any], action: Roll | Place | Pass | TileChoice
+                 ) -> dict[str, Any]:
     if action.player is not None:
         payload["player"] = action.player
     return payload
@@ -178,4 +197,16 @@ def action_from_dict(payload: Any) -> Action:
         return Place(_int(payload, "value", "place"), _player(payload, "place"))
     if kind == "pass":
         return Pass(_player(payload, "pass"))
-    raise BadAction(f"unknown action type {kind!r} (expected deal, roll, place or pass)")
+    if kind == "tile":
+        return _tile_choice(payload)
+    raise BadAction(f"unknown action type {kind!r} (expected deal, roll, place, pass or tile)")
+
+
+def _tile_choice(payload: dict) -> TileChoice:
+    for key in ("tile", "choice"):
+        text = payload.get(key)
+        if not isinstance(text, str) or not text.strip():
+            raise BadAction(f"tile: '{key}' must be a non-empty string")
+    value = None if payload.get("value") is None else _int(payload, "value", "tile")
+    return TileChoice(payload["tile"].strip().upper(), payload["choice"].strip().lower(), value,
+                      _player(payload, "tile"))

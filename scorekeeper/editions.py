@@ -15,8 +15,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import CannotPass, ConfigError, InvalidDeal
+from .actions import Die, TileChoice
+from .errors import CannotPass, ConfigError, InvalidDeal, WrongPhase
 from .payout import CasinoPayout
+from .tiles import (
+    BLACK,
+    FACES,
+    SET_ASIDE,
+    TILE_CLASSES,
+    USED_TILES,
+    Pending,
+    RoyaleChips,
+    RoyaleTiles,
+    draw_tiles,
+    make_tile,
+    pending_now,
+    tiles_of,
+    tiles_view,
+)
+from .tiles import decide as decide_tile
+from .tiles import thrown as tile_thrown
 from .view import Extra, Table
 
 CASINOS = (1, 2, 3, 4, 5, 6)
@@ -64,7 +82,7 @@ class Edition:
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = dict(options or {})
-        unknown = set(self.options) - set(self.option_defaults())
+        unknown = set(self.options) - set(self.option_defaults()) - set(self.more_options)
         if unknown:
             raise ConfigError(
                 f"edition {self.key!r} has no option {sorted(unknown)[0]!r} "
@@ -72,6 +90,9 @@ class Edition:
             )
         self.options = {**self.option_defaults(), **self.options}
         self._validate_options()
+
+    more_options: tuple[str, ...] = ()
+    """Options an edition accepts that are kept only when given (not among the defaults)."""
 
     # --- setup -------------------------------------------------------------------------
     def option_defaults(self) -> dict[str, Any]:
@@ -127,8 +148,26 @@ class Edition:
         """Per-round bookkeeping at round start (chips, skip counters)."""
 
     def effects_for_round(self, state: Table) -> dict[int, list]:
-        """Per-casino effects for this round: the hook for Royale's tiles (none yet)."""
+        """Per-casino effects for this round: Royale's tiles."""
         return {}
+
+    def after_deal(self, state: Table) -> None:
+        """Called once a round's money lies beside the casinos (Royale sets out its bank)."""
+
+    # --- decisions an effect asks for (Royale's tiles) ----------------------------------
+    def pending(self, state: Table) -> Pending | None:
+        """The decision or throw a casino's effect waits for now, if any."""
+        return None
+
+    def decide(self, state: Table, action: TileChoice) -> None:
+        raise WrongPhase("no tile is waiting for a decision in this game")
+
+    def tile_roll(self, state: Table, dice: tuple[Die, ...]) -> None:
+        raise WrongPhase("no tile is waiting for dice in this game")
+
+    def tiles_view(self, state: Table) -> dict[str, Any] | None:
+        """What the tiles show (None: no tiles in this game)."""
+        return None
 
     # --- money -------------------------------------------------------------------------
     def deal(self, state: Table) -> list[list[int]]:
@@ -287,16 +326,6 @@ class CustomSkips(Extra):
         return 0
 
 
-@dataclass
-class RoyaleChips(Extra):
-    """Royale's chips: two more each round, one to sit out a turn, $10,000 each at the end."""
-
-    chips: dict[str, int]
-
-    def count(self, what: str, name: str) -> int:
-        return self.chips[name] if what == "chip" else 0
-
-
 class Custom(Edition):
     """Custom Edition house rules: playing cards as money, skip rules A and B."""
 
@@ -406,18 +435,53 @@ class Royale(Edition):
     big_per_player = 1
     chips_per_round = 2
 
+    more_options = ("used_tiles", "tile_pool")
+
     def option_defaults(self) -> dict[str, Any]:
         return {"tiles": False, "deck": None}
 
     def reserved_colours(self) -> tuple[str, ...]:
-        # The gray blank dice, which tiles' effects put straight into casinos.
-        return (*self.imaginary_colours(), "gray")
+        # The gray blank dice, which tiles' effects put straight into casinos, and with the
+        # tiles the two black extra dice.
+        black = (BLACK,) if self.options["tiles"] else ()
+        return (*self.imaginary_colours(), "gray", *black)
+
+    @property
+    def tile_count(self) -> int:
+        """Tiles per round: 0 in the basic game."""
+        return int(self.options["tiles"] or 0)
+
+    def _validate_tiles(self) -> None:
+        o = self.options
+        tiles, pool = o["tiles"], o.get("tile_pool")
+        if tiles in (False, None, 0):
+            o["tiles"] = False
+            if "used_tiles" in o or pool is not None:
+                raise ConfigError("royale options used_tiles and tile_pool need tiles")
+            return
+        if tiles is True:
+            tiles = o["tiles"] = 3
+        if type(tiles) is not int or not 1 <= tiles <= 6:
+            raise ConfigError("royale option tiles must be a number of tiles from 0 to 6 "
+                              "(one per casino at most), or true for 3")
+        built = TILE_CLASSES
+        if pool is None:
+            if set(built) != set(FACES):
+                raise ConfigError("royale option tiles (the main game) is not available yet: "
+                                  "play the basic game with tiles off")
+        elif (not isinstance(pool, list) or not pool
+              or not all(isinstance(c, str) and c in built for c in pool)):
+            raise ConfigError(f"royale option tile_pool must list tile faces among "
+                              f"{', '.join(sorted(built))}")
+        else:
+            o["tile_pool"] = sorted(set(pool))
+        rule = o.setdefault("used_tiles", "repeat")
+        if rule not in USED_TILES:
+            raise ConfigError(f"royale option used_tiles must be one of "
+                              f"{', '.join(USED_TILES)}")
 
     def _validate_options(self) -> None:
-        if self.options["tiles"] not in (False, None):
-            raise ConfigError("royale option tiles (the main game) is not available yet: "
-                              "play the basic game with tiles off")
-        self.options["tiles"] = False
+        self._validate_tiles()
         deck = self.options["deck"]
         if deck is None:
             self.options["deck"] = dict(ROYALE_DEFAULT_DECK)
@@ -470,7 +534,46 @@ class Royale(Edition):
                          (self.neutral_colour, True): self.big_per_player})]
 
     def new_extra(self, players: Sequence[str]) -> RoyaleChips:
+        if self.tile_count:
+            return RoyaleTiles(chips={name: 0 for name in players})
         return RoyaleChips(chips={name: 0 for name in players})
+
+    def effects_for_round(self, state: Table) -> dict[int, list]:
+        if not self.tile_count:
+            return {}
+        extra = tiles_of(state)
+        pool = self.options.get("tile_pool") or sorted(FACES)
+        faces = draw_tiles(state, self.tile_count, pool, extra.used,
+                                        self.options["used_tiles"])
+        extra.tiles = {c: make_tile(code, c) for c, code in faces.items()}
+        extra.used.extend(faces.values())
+        extra.pending = []
+        for casino, code in faces.items():
+            state.notice("tile", tile=code, name=FACES[code], casino=casino,
+                         did="drawn")
+        return {c: [t] for c, t in extra.tiles.items()}
+
+    def after_deal(self, state: Table) -> None:
+        # "Then, set aside 6 x 2 money cards for rounds 2 and 3 (a total of 24 cards). [...]
+        # Put the rest of the money cards face up on the table. They serve as 'bank'."
+        if self.tile_count and state.round == 1:
+            tiles_of(state).bank.extend(state.take_pile(SET_ASIDE))
+
+    def pending(self, state: Table) -> Pending | None:
+        return pending_now(state) if self.tile_count else None
+
+    def decide(self, state: Table, action: TileChoice) -> None:
+        if not self.tile_count:
+            super().decide(state, action)
+        decide_tile(state, action)
+
+    def tile_roll(self, state: Table, dice: tuple[Die, ...]) -> None:
+        if not self.tile_count:
+            super().tile_roll(state, dice)
+        tile_thrown(state, dice)
+
+    def tiles_view(self, state: Table) -> dict[str, Any] | None:
+        return tiles_view(state) if self.tile_count else None
 
     @staticmethod
     def chips(state: Table) -> dict[str, int]:

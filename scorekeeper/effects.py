@@ -32,3 +32,14 @@ class CasinoEffect:
 
     def at_payout(self, state: Table, casino: int, payout: CasinoPayout) -> None:
         """Sees the casino's result after the notes were paid out."""
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        """Called when `owner` placed dice from a roll into `casino` on their turn: what
+        Royale calls activating the casino's tile (neutral dice and effects' dice do not)."""
+
+    def before_round_end(self, state: Table, casino: int) -> None:
+        """Called once the last die is placed, before any payout: a decision the round's end
+        asks for (a tile's) is asked here."""
+
+    def at_round_end(self, state: Table, casino: int) -> None:
+        """Called after all six casinos paid out, casino 1 first, the dice still in place."""

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from .actions import Action, BadAction, Deal, Die, Pass, Place, Roll
+from .actions import Action, BadAction, Deal, Die, Pass, Place, Roll, TileChoice
 from .editions import CASINOS, DiceKey, Edition, make_edition
 from .effects import CasinoEffect
 from .errors import (
@@ -42,7 +42,7 @@ from .errors import (
 from .payout import CasinoPayout, pay_casino
 from .view import HOLDINGS, Extra
 
-PHASES = ("deal", "neutral", "roll", "choose", "over")
+PHASES = ("deal", "neutral", "roll", "choose", "tile", "over")
 CHANCE: Final = -1
 """`current_player()` while the money is dealt: chance, no player, moves (OpenSpiel's -1).
 A name is text, so a number can never be mistaken for a player."""
@@ -174,6 +174,12 @@ def _canonical(action: Action) -> Action:
         return Deal(casinos)
     if isinstance(action, Pass):
         return action
+    if isinstance(action, TileChoice):
+        if type(action.tile) is not str or type(action.choice) is not str:
+            raise BadAction(f"tile: 'tile' and 'choice' must be text, got {action!r}")
+        if action.value is not None and type(action.value) is not int:
+            raise BadAction(f"tile: the value must be a whole number, got {action.value!r}")
+        return action
     raise BadAction(f"not an action: {action!r}")
 
 
@@ -210,6 +216,7 @@ class GameState:
         self.notices: list[dict[str, Any]] = []
         self.round_results: list[dict[str, Any]] = []
         self.effects: dict[int, list[CasinoEffect]] = {}
+        self.ending = False
         self.log: list[dict[str, Any]] = []
         self._begin_round()
 
@@ -257,6 +264,9 @@ class GameState:
 
     def is_chance_node(self) -> bool:
         """A roll is due: its outcome comes from the real dice, not from a choice."""
+        if self.phase == "tile":
+            pending = self.edition.pending(self)
+            return pending is not None and pending.roll is not None
         return self.phase in ("neutral", "roll")
 
     @property
@@ -280,6 +290,9 @@ class GameState:
         if self.phase in ("roll", "choose", "neutral"):
             seat = self.start_player if self.phase == "neutral" else self.to_move
             return self.players[seat].name if seat is not None else None
+        if self.phase == "tile":
+            pending = self.edition.pending(self)
+            return pending.player if pending is not None else None
         return None
 
     def expected_roll(self) -> Counter[DiceKey]:
@@ -291,6 +304,10 @@ class GameState:
             return self.pool
         if self.phase == "roll" and self.to_move is not None:
             return self.hands[self.to_move]
+        if self.phase == "tile":
+            pending = self.edition.pending(self)
+            if pending is not None and pending.roll is not None:
+                return Counter(pending.roll)
         return Counter()
 
     def legal_actions(self) -> list[Action]:
@@ -303,6 +320,9 @@ class GameState:
             if name and self.edition.pass_refusal(self, name) is None:
                 actions.append(Pass())
             return actions
+        if self.phase == "tile":
+            pending = self.edition.pending(self)
+            return list(pending.choices) if pending is not None else []
         return []
 
     def money(self, name: str) -> int:
@@ -353,9 +373,14 @@ class GameState:
         if isinstance(action, Deal):
             self._deal(action)
         elif isinstance(action, Roll):
-            self._roll(action)
+            if self.phase == "tile":
+                self._tile_roll(action)
+            else:
+                self._roll(action)
         elif isinstance(action, Place):
             self._place(action)
+        elif isinstance(action, TileChoice):
+            self._tile_choice(action)
         else:
             self._pass(action)
         self.history.append(action)
@@ -374,6 +399,10 @@ class GameState:
         entry: dict[str, Any] = {"seq": self.seq, "round": rnd, "player": who}
         if isinstance(action, Deal):
             entry.update(kind="deal", player=None, by="app" if action.casinos is None else "hand")
+        elif isinstance(action, TileChoice):
+            entry.update(kind="tile", tile=action.tile, choice=action.choice, value=action.value)
+        elif isinstance(action, Roll) and phase == "tile":
+            entry.update(kind="tile_roll", dice=_dice_groups(action.dice))
         elif isinstance(action, Roll):
             entry.update(kind="neutral" if phase == "neutral" else "roll",
                          dice=_dice_groups(action.dice))
@@ -428,6 +457,7 @@ class GameState:
                     (self.pile if note in self.pile else self.under).remove(note)
         for casino, notes in zip(CASINOS, casinos, strict=True):
             self.casinos[casino].notes = list(notes)
+        self.edition.after_deal(self)
         if self.pool:
             self.phase = "neutral"
         else:
@@ -533,10 +563,43 @@ class GameState:
             if not hand[key]:
                 del hand[key]
         self._move_to_casino(action.value, moved)
-        self.last = {"player": self.players[seat].name, "dice": self.roll,
-                     "value": action.value}
+        name = self.players[seat].name
+        self.last = {"player": name, "dice": self.roll, "value": action.value}
         self.roll = None
-        self._advance()
+        for effect in self.effects.get(action.value, ()):
+            effect.on_activate(self, action.value, name, moved)
+        self._go_on()
+
+    def _go_on(self) -> None:
+        """After a turn or a tile's decision: wait for the next decision a tile asks, else
+        the next turn (or the round's end, when that was under way)."""
+        if self.edition.pending(self) is not None:
+            self.phase = "tile"
+        elif self.ending:
+            self._end_round()
+        else:
+            self._advance()
+
+    def _tile_choice(self, action: TileChoice) -> None:
+        if self.phase != "tile":
+            raise WrongPhase(self._phase_hint("decide for a tile"))
+        self._check_player(action.player)
+        self.edition.decide(self, action)
+        self._go_on()
+
+    def _tile_roll(self, action: Roll) -> None:
+        self._check_player(action.player)
+        pending = self.edition.pending(self)
+        if pending is None or pending.roll is None:
+            raise WrongPhase(f"no dice are to be thrown now: {self.player_to_act()} decides "
+                             f"for a tile first")
+        dice = tuple(action.dice)
+        if any(d.value is None for d in dice):
+            raise ImpossibleRoll("a tile's dice are read to decide what it does: enter each "
+                                 "die's value")
+        self._check_roll(dice, Counter(pending.roll), self.player_to_act() or "")
+        self.edition.tile_roll(self, dice)
+        self._go_on()
 
     def _pass(self, action: Pass) -> None:
         if self.phase != "choose" or self.roll is None:
@@ -557,6 +620,7 @@ class GameState:
             "neutral": f"cannot {verb}: {who} must first roll the neutral dice",
             "roll": f"cannot {verb}: {who} must roll first",
             "choose": f"cannot {verb}: {who} must first place a number from the roll",
+            "tile": f"cannot {verb}: {who} must first decide for a tile",
         }[self.phase]
 
     def _move_to_casino(self, casino: int, dice: tuple[Die, ...]) -> None:
@@ -576,6 +640,32 @@ class GameState:
     def add_dice(self, casino: int, colour: str, n: int = 1, big: bool = False) -> None:
         """For effects: put dice straight into a casino (e.g. Royale's gray blank dice)."""
         self.casinos[casino].dice[(colour, big)] += n
+
+    def dice_in(self, casino: int) -> Mapping[DiceKey, int]:
+        """For effects: the dice in a casino now (a copy)."""
+        return {k: n for k, n in self.casinos[casino].dice.items() if n}
+
+    def remove_dice(self, casino: int, colour: str, n: int = 1, big: bool = False) -> None:
+        """For effects: take dice out of a casino (onto a tile)."""
+        counts = self.casinos[casino].dice
+        if counts[(colour, big)] < n:
+            raise ValueError(f"casino {casino} holds fewer than {n} {colour} dice")
+        counts[(colour, big)] -= n
+        if not counts[(colour, big)]:
+            del counts[(colour, big)]
+
+    def pay_card(self, name: str, value: int) -> None:
+        """For editions: hand `name` a card from outside the pile (Royale's bank)."""
+        self.won[name].append(value)
+
+    def take_card(self, name: str, value: int) -> None:
+        """For editions: take one of `name`'s cards (paid into Royale's bank)."""
+        self.won[name].remove(value)
+
+    def take_pile(self, keep: int) -> list[int]:
+        """For editions: every card of the pile but the top `keep`, taken out of it."""
+        rest, self.pile = self.pile[keep:], self.pile[:keep]
+        return rest
 
     def draw(self, casino: int) -> int | None:
         """Take the top note for `casino`; when the pile is out, reshuffle what went under it
@@ -602,6 +692,13 @@ class GameState:
             if self.hands[seat]:
                 self.to_move, self.phase = seat, "roll"
                 return
+        self.ending = True
+        for casino in CASINOS:
+            for effect in self.effects.get(casino, ()):
+                effect.before_round_end(self, casino)
+        if self.edition.pending(self) is not None:
+            self.phase = "tile"
+            return
         self._end_round()
 
     def _begin_round(self) -> None:
@@ -610,6 +707,7 @@ class GameState:
         self.effects = self.edition.effects_for_round(self)
         self.edition.start_round(self)
         self.phase, self.to_move, self.roll = "deal", None, None
+        self.ending = False
 
     def payout_now(self, casino: int) -> CasinoPayout:
         """What `casino` pays if the round ended now: the round end's own reckoning."""
@@ -640,6 +738,9 @@ class GameState:
             for effect in self.effects.get(casino, ()):
                 effect.at_payout(self, casino, result)
             payouts.append(result)
+        for casino in CASINOS:
+            for effect in self.effects.get(casino, ()):
+                effect.at_round_end(self, casino)
         next_start = self.edition.next_start(self, payouts)
         self.round_results.append({
             "round": self.round,
@@ -739,6 +840,7 @@ class GameState:
         """The whole visible state, JSON-ready: what the API and the pages show."""
         expected = self.expected_roll()
         so_far = self.round_so_far()
+        tiles = self.edition.tiles_view(self)
         return {
             "edition": self.edition.key,
             "options": copy.deepcopy(self.edition.options),
@@ -762,6 +864,7 @@ class GameState:
             "round_results": copy.deepcopy(self.round_results),
             "results": self.results() if self.is_over() else None,
             "log": self.log_view(),
+            **({} if tiles is None else {"tiles": tiles}),
         }
 
     def log_view(self) -> list[dict[str, Any]]:

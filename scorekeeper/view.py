@@ -10,6 +10,7 @@ this module, never `state.py`, so the imports point one way: state -> editions -
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -76,4 +77,32 @@ class Table(Protocol):
 
     def add_dice(self, casino: int, colour: str, n: int = 1, big: bool = False) -> None:
         """Put dice straight into a casino (an effect's imaginary player's)."""
+        ...
+
+    @property
+    def round(self) -> int: ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The game's seeded randomness: what a rule draws (Royale's tiles) replays alike."""
+        ...
+
+    def dice_in(self, casino: int) -> Mapping[tuple[str, bool], int]:
+        """The dice in a casino now, (colour, big) -> count."""
+        ...
+
+    def remove_dice(self, casino: int, colour: str, n: int = 1, big: bool = False) -> None:
+        """Take dice out of a casino (onto a tile): they count there no more this round."""
+        ...
+
+    def pay_card(self, name: str, value: int) -> None:
+        """Give `name` a money card (one the edition took from its bank)."""
+        ...
+
+    def take_card(self, name: str, value: int) -> None:
+        """Take a money card of `value` from `name` (paid into the edition's bank)."""
+        ...
+
+    def take_pile(self, keep: int) -> list[int]:
+        """Take every card of the pile but the top `keep` (Royale's bank is the rest)."""
         ...

@@ -1,0 +1,371 @@
+"""Las Vegas Royale's main game: the casino tiles, the bank, and each tile's effect.
+
+Every expectation is read from ../shared/rules/royale-2019.txt; each tile's test quotes the
+line it checks. The option `tiles` is refused until all sixteen faces exist, so these games
+name the faces in play with the internal option `tile_pool`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scorekeeper import (
+    ConfigError,
+    Deal,
+    Die,
+    GameConfig,
+    GameState,
+    IllegalAction,
+    Place,
+    Roll,
+    action_from_dict,
+)
+from scorekeeper.actions import TileChoice
+from scorekeeper.simulate import play_random_game
+from scorekeeper.store import GameStore
+from scorekeeper.tiles import FACES, TILE_CLASSES, draw_tiles, pays_bank, tiles_of
+
+THREE = [("anna", "red"), ("ben", "blue"), ("carla", "green")]
+DECK_TOTAL = 10 * sum(range(10_000, 100_000, 10_000))  # the default 90 cards
+
+
+def game(faces: list[str], n_tiles: int = 1, seed: int = 0, players: Any = THREE,
+         **options: Any) -> GameState:
+    state = GameState.new("royale", players, {"tiles": n_tiles, "tile_pool": faces, **options},
+                          seed=seed)
+    state.apply_action(Deal())
+    return state
+
+
+def casino_of(state: GameState, code: str) -> int:
+    [casino] = [t["casino"] for t in state.to_dict()["tiles"]["casinos"] if t["tile"] == code]
+    return casino
+
+
+def turn(state: GameState, value: int, small: int, big: bool = False,
+         other: int | None = None) -> None:
+    """The player to act rolls `small` small dice (and the Biggy if `big`) showing `value`,
+    the rest of their dice `other`, and places the `value`s."""
+    seat = state.seat_of[state.player_to_act()]
+    hand = state.hands[seat]
+    colour = state.players[seat].colour
+    n_small, n_big = hand[(colour, False)], hand[(colour, True)]
+    if other is None:
+        other = 6 if value != 6 else 5
+    dice = [Die(colour, value)] * small + [Die(colour, other)] * (n_small - small)
+    if n_big:
+        dice.append(Die(colour, value if big else other, True))
+    state.apply_action(Roll(tuple(dice)))
+    state.apply_action(Place(value))
+
+
+def finish_round(state: GameState, value: int = 6) -> None:
+    """Everyone places all their remaining dice in casino `value` (no tile there)."""
+    rnd = state.round
+    while state.round == rnd and not state.is_over():
+        seat = state.seat_of[state.player_to_act()]
+        turn(state, value, state.hands[seat][(state.players[seat].colour, False)], big=True)
+
+
+def cards_total(state: GameState) -> int:
+    bank = sum(tiles_of(state).bank) if state.edition.tile_count else 0
+    return (sum(state.pile) + sum(state.under) + bank
+            + sum(sum(c.notes) for c in state.casinos.values())
+            + sum(sum(w) for w in state.won.values()))
+
+
+class _Rng:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+
+# --- the framework -----------------------------------------------------------------------
+def test_sixteen_faces_two_per_tile_with_their_names() -> None:
+    assert len(FACES) == 16
+    assert {code[0] for code in FACES} == set("ABCDEFGH")
+    assert all(f"{letter}{side}" in FACES for letter in "ABCDEFGH" for side in (1, 2))
+    assert FACES["A1"] == "Lucky Punch" and FACES["E1"] == "No Entry!"
+    assert FACES["H2"] == "My Choice" and FACES["G2"] == "Double Down"
+
+
+def test_tiles_stay_refused_until_every_face_exists() -> None:
+    if set(TILE_CLASSES) != set(FACES):
+        with pytest.raises(ConfigError, match="not available yet"):
+            GameState.new("royale", THREE, {"tiles": 3})
+    missing = sorted(set(FACES) - set(TILE_CLASSES))
+    if missing:
+        with pytest.raises(ConfigError, match="tile_pool"):
+            GameState.new("royale", THREE, {"tiles": 3, "tile_pool": [missing[0]]})
+    with pytest.raises(ConfigError):
+        GameState.new("royale", THREE, {"tiles": 7, "tile_pool": ["C1"]})
+    with pytest.raises(ConfigError, match="need tiles"):
+        GameState.new("royale", THREE, {"used_tiles": "aside"})
+
+
+def test_three_tiles_beside_casinos_one_to_three_each_a_random_side() -> None:
+    """"randomly select 3 tiles. Each tile has two sides so besides shuffling them, flip them
+    over as well. Then randomly select a tile and place it next to the 1 casino. Repeat this
+    process for the 2 and 3 casinos. The other casinos (4-6) remain empty." """
+    sides: Counter[int] = Counter()
+    for seed in range(200):
+        drawn = draw_tiles(_Rng(seed), 3, sorted(FACES), [], "repeat")  # type: ignore[arg-type]
+        assert sorted(drawn) == [1, 2, 3]
+        assert len({code[0] for code in drawn.values()}) == 3  # three different tiles
+        sides.update(int(code[1]) for code in drawn.values())
+    assert sides[1] > 200 and sides[2] > 200
+
+
+def test_the_variant_lays_zero_to_six_tiles_one_per_casino() -> None:
+    """"you can agree to use fewer or more than three tiles per round. The maximum is six
+    tiles (one for each casino)." """
+    drawn = draw_tiles(_Rng(1), 6, sorted(FACES), [], "repeat")  # type: ignore[arg-type]
+    assert sorted(drawn) == [1, 2, 3, 4, 5, 6]
+    assert len({code[0] for code in drawn.values()}) == 6
+    assert draw_tiles(_Rng(1), 0, sorted(FACES), [], "repeat") == {}  # type: ignore[arg-type]
+
+
+def test_used_tiles_may_repeat_unless_set_aside() -> None:
+    """"It may happen that the same tile is used multiple times. (If you don't want that to
+    happen, put the used tiles aside after each round, or make sure their other face is
+    used.)" """
+    repeats = 0
+    for seed in range(40):
+        first = draw_tiles(_Rng(seed), 3, sorted(FACES), [], "repeat")  # type: ignore[arg-type]
+        again = draw_tiles(_Rng(seed + 1000), 3, sorted(FACES), list(first.values()),
+                           "repeat")  # type: ignore[arg-type]
+        repeats += bool({c[0] for c in first.values()} & {c[0] for c in again.values()})
+        aside = draw_tiles(_Rng(seed + 1000), 3, sorted(FACES), list(first.values()),
+                           "aside")  # type: ignore[arg-type]
+        assert not {c[0] for c in first.values()} & {c[0] for c in aside.values()}
+        other = draw_tiles(_Rng(seed + 1000), 3, sorted(FACES), list(first.values()),
+                           "other_face")  # type: ignore[arg-type]
+        assert not set(first.values()) & set(other.values())
+    assert repeats > 0
+
+
+def test_a_game_draws_its_tiles_from_its_seed_each_round() -> None:
+    def tiles(seed: int) -> list[list[str]]:
+        state = GameState.new("royale", THREE, {"tiles": 2, "tile_pool": sorted(TILE_CLASSES),
+                                                "used_tiles": "other_face"}, seed=seed)
+        seen = []
+        for _ in range(3):
+            seen.append([t["tile"] for t in state.to_dict()["tiles"]["casinos"]])
+            state.apply_action(Deal())
+            finish_round(state)
+        return seen
+
+    assert tiles(5) == tiles(5)
+    faces = [code for rnd in tiles(5) for code in rnd]
+    assert len(faces) == len(set(faces))
+
+
+def test_round_one_sets_aside_24_cards_and_the_rest_is_the_bank() -> None:
+    """"Distribute the money cards (6 x 2 cards) [...] Then, set aside 6 x 2 money cards for
+    rounds 2 and 3 (a total of 24 cards). They must remain face down. Put the rest of the
+    money cards face up on the table. They serve as "bank"." """
+    state = game(["C1"])
+    assert len(state.pile) == 24
+    assert len(tiles_of(state).bank) == 90 - 12 - 24
+    assert cards_total(state) == DECK_TOTAL
+    finish_round(state)
+    state.apply_action(Deal())
+    assert len(state.pile) == 12 and len(tiles_of(state).bank) == 54
+    basic = GameState.new("royale", THREE)
+    basic.apply_action(Deal())
+    assert len(basic.pile) == 90 - 12 and "tiles" not in basic.to_dict()
+
+
+def test_the_bank_gives_change_but_never_chips() -> None:
+    """"The bank can give change. (But chips are never paid out as "change".)" """
+    state = game(["C2"])
+    ben = "ben"
+    state.won[ben].extend([60_000])
+    extra = tiles_of(state)
+    before = sum(extra.bank)
+    paid = pays_bank(state, ben, 50_000, "C2")
+    assert paid == 50_000 and sum(state.won[ben]) == 10_000
+    assert sum(extra.bank) == before + 50_000
+    carla = "carla"  # two chips from round 1 and a $30,000 card
+    state.won[carla].append(30_000)
+    chips = extra.chips[carla]
+    paid = pays_bank(state, carla, 50_000, "C2")
+    assert state.won[carla] == [] and extra.chips[carla] == chips - 2 and paid == 50_000
+    extra.chips["anna"] = 1
+    paid = pays_bank(state, "anna", 50_000, "C2")
+    assert paid == 10_000 and extra.chips["anna"] == 0
+
+
+def test_tile_choice_round_trips_through_its_dict() -> None:
+    action = TileChoice("G2", "move", 2, "anna")
+    assert action_from_dict(action.to_dict()) == action
+    assert action_from_dict({"type": "tile", "tile": "a2", "choice": "Take"}) == \
+        TileChoice("A2", "take")
+    with pytest.raises(IllegalAction):
+        action_from_dict({"type": "tile", "tile": "G2"})
+
+
+TILE_CONFIGS = [(n, k) for n in (2, 3, 4, 5) for k in (1, 3, 6)]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(TILE_CONFIGS), st.integers(0, 2**32 - 1))
+def test_money_is_conserved_between_players_bank_and_pile(config: tuple[int, int],
+                                                         seed: int) -> None:
+    n, k = config
+    options = {"tiles": k, "tile_pool": sorted(TILE_CLASSES)}
+
+    def check(state: GameState, action: Any) -> None:
+        assert cards_total(state) == DECK_TOTAL
+        for p in state.players:
+            assert state.money(p.name) >= 0 and state.chips[p.name] >= 0
+
+    state = play_random_game("royale", n, seed, options, on_action=check)
+    assert len(state.round_results) == 3
+
+
+def test_a_tiles_game_replays_from_the_store_and_undoes(tmp_path: Any) -> None:
+    options = {"tiles": 3, "tile_pool": sorted(TILE_CLASSES)}
+    played = play_random_game("royale", 3, 7, options)
+    config = GameConfig("royale", tuple(played.config.players), options, seed=7)
+    with GameStore(tmp_path) as store:
+        stored = store.create(config)
+        for action in played.history:
+            stored.apply(action)
+        assert stored.state.fingerprint() == played.fingerprint()
+    with GameStore(tmp_path) as store:
+        assert store.load(stored.id).state.fingerprint() == played.fingerprint()
+    undone = played.clone()
+    last = undone.undo()
+    undone.apply_action(last)
+    assert undone.fingerprint() == played.fingerprint()
+
+
+# --- the tiles ---------------------------------------------------------------------------
+def test_high_five_pays_100000_for_the_fifth_die() -> None:
+    """HIGH FIVE (C1): "When you place your fifth die (or 3 and your Biggy) in this casino,
+    take the token. Exchange it during payout for $100,000 from the bank." """
+    state = game(["C1"])
+    casino = casino_of(state, "C1")
+    turn(state, casino, 3, big=True)  # anna: 3 and her Biggy
+    assert state.to_dict()["tiles"]["casinos"][0]["token"] == "anna"
+    turn(state, casino, 6)  # ben: six dice, but the token is gone
+    assert state.to_dict()["tiles"]["casinos"][0]["token"] == "anna"
+    finish_round(state)
+    result = state.round_results[0]
+    won = sum(p["amount"] for c in result["casinos"] for p in c["payouts"]
+              if p["player"] == "anna")
+    assert result["money"]["anna"] == won + 100_000
+
+
+def test_high_five_needs_five_dice_in_the_casino() -> None:
+    """HIGH FIVE (C1): four dice are not "your fifth die"; the fifth, a turn later, is."""
+    state = game(["C1"])
+    casino = casino_of(state, "C1")
+    turn(state, casino, 4)
+    assert state.to_dict()["tiles"]["casinos"][0]["token"] is None
+    turn(state, 6, 7, big=True)  # ben
+    turn(state, 6, 7, big=True)  # carla
+    turn(state, casino, 1)  # anna's fifth
+    assert state.to_dict()["tiles"]["casinos"][0]["token"] == "anna"
+
+
+def _lowest_pays_setup() -> GameState:
+    state = game(["C2"])
+    casino = casino_of(state, "C2")
+    turn(state, casino, 2)  # anna 2 dice
+    turn(state, casino, 1)  # ben 1 die; carla none in this casino
+    return state
+
+
+def test_bad_luck_the_lowest_even_with_zero_dice_pays_50000() -> None:
+    """BAD LUCK (C2): "Each player with the lowest amount of dice in this casino (before
+    removing any tied dice and including players with zero dice!) must pay $50,000 into the
+    bank when the round ends." """
+    state = _lowest_pays_setup()
+    finish_round(state)  # everything else in casino 6: carla has no die in the Bad Luck casino
+    result = state.round_results[0]
+    for name in ("anna", "ben", "carla"):
+        won = sum(p["amount"] for c in result["casinos"] for p in c["payouts"]
+                  if p["player"] == name)
+        if name != "carla":
+            assert state.money(name) == won
+        elif won >= 50_000:
+            assert state.money(name) == won - 50_000
+        else:  # "they must pay everything they have (including chips [...] $10,000)"
+            assert state.money(name) == 0
+            assert state.chips[name] == max(0, 2 - -(-(50_000 - won) // 10_000))
+
+
+def test_bad_luck_hits_everyone_tied_for_lowest() -> None:
+    """BAD LUCK (C2): "Each player with the lowest amount" - all of them, here two with none."""
+    state = game(["C2"])
+    casino = casino_of(state, "C2")
+    turn(state, casino, 2)  # anna
+    finish_round(state)
+    result = state.round_results[0]
+    for name in ("ben", "carla"):
+        won = sum(p["amount"] for c in result["casinos"] for p in c["payouts"]
+                  if p["player"] == name)
+        paid = [n for n in state.notices if n["kind"] == "pays" and n["player"] == name]
+        assert len(paid) == 1 and paid[0]["owed"] == 50_000
+        assert state.money(name) == max(0, won - 50_000)
+    assert not [n for n in state.notices if n["kind"] == "pays" and n["player"] == "anna"]
+
+
+def test_bad_luck_counts_the_biggy_as_two() -> None:
+    """BAD LUCK (C2) counts dice as the payout does: "The bigger die (also called "Biggy")
+    counts as two smaller dice!" Ben's Biggy (2) is not lower than Anna's two dice."""
+    state = game(["C2"])
+    casino = casino_of(state, "C2")
+    turn(state, casino, 2)  # anna: 2
+    turn(state, casino, 0, big=True)  # ben: the Biggy alone = 2
+    turn(state, casino, 3)  # carla: 3
+    finish_round(state)
+    payers = {n["player"] for n in state.notices if n["kind"] == "pays"}
+    assert payers == {"anna", "ben"}
+
+
+def test_pay_day_one_or_two_casinos_give_chips() -> None:
+    """PAY DAY (D1): "Count the casinos (not tiles!) that contain at least one die of your
+    color. This includes the activated casino. [...] If the total is $10,000 or $20,000, you
+    receive 1 or 2 chips." """
+    state = game(["D1"])
+    casino = casino_of(state, "D1")
+    turn(state, casino, 1)  # anna: only this casino
+    assert state.chips["anna"] == 2 + 1 and state.money("anna") == 0
+    turn(state, 5, 1)  # ben in casino 5
+    turn(state, 6, 1)  # carla
+    turn(state, 6, 1)  # anna
+    turn(state, casino, 1)  # ben: casinos 5 and this one
+    assert state.chips["ben"] == 2 + 2 and state.money("ben") == 0
+
+
+def test_pay_day_three_to_six_casinos_pay_from_the_bank() -> None:
+    """PAY DAY (D1): "For $30,000-$60,000 take that much money from the bank." """
+    state = game(["D1"])
+    casino = casino_of(state, "D1")
+    bank = sum(tiles_of(state).bank)
+    for value in (4, 5, 6):
+        turn(state, value, 1)  # anna in 4, 5, 6 over three turns
+        turn(state, 2, 1)  # ben
+        turn(state, 2, 1)  # carla
+    turn(state, casino, 1)  # anna: 4, 5, 6 and this casino
+    assert state.money("anna") == 40_000 and state.chips["anna"] == 2
+    assert sum(tiles_of(state).bank) == bank - 40_000
+
+
+def test_a_tile_is_not_activated_by_the_neutral_dice() -> None:
+    """ "Whenever you place any dice in casinos 1, 2, or 3, you "activate" them": the two-player
+    game's neutral dice are no one's, and they are placed before anyone's turn."""
+    two = [("anna", "red"), ("ben", "blue")]
+    state = GameState.new("royale", two, {"tiles": 1, "tile_pool": ["D1"]})
+    state.apply_action(Deal())
+    state.apply_action(Roll(tuple(Die("white", 1) for _ in range(8))))
+    assert state.chips == {"anna": 2, "ben": 2}
+    assert not [n for n in state.notices if n.get("did") == "count"]
