@@ -21,6 +21,7 @@ from typing import Any
 from .actions import Die, TileChoice
 from .effects import CasinoEffect
 from .errors import IllegalAction, NotYourTurn
+from .payout import pay_casino
 from .view import Extra, Table
 
 DiceKey = tuple[str, bool]
@@ -293,8 +294,90 @@ class PayDay(Tile):
             bank_pays(state, owner, n * 10_000, self.code)
 
 
+class Jackpot(Tile):
+    """A2: "Put the JACKPOT counter on the first space of this tile ($30,000) [...] Throw both
+    extra dice: If you rolled a 7 or a double, take the amount displayed beneath the JACKPOT
+    counter from the bank. Then move the counter back onto the $30,000 space. If you didn't
+    roll a 7 or a double, advance the counter to the next space (max. of $80,000)." """
+
+    code = "A2"
+    spaces = (30_000, 40_000, 50_000, 60_000, 70_000, 80_000)
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.space = 0
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        self.ask(state, owner, "Jackpot: throw both black dice (a 7 or a double wins)",
+                 roll=Counter(BLACK_DICE))
+
+    def thrown(self, table: Table, pending: Pending, dice: tuple[Die, ...]) -> None:
+        a, b = (d.value or 0 for d in dice)
+        if a + b == 7 or a == b:
+            self.did(table, "jackpot", player=pending.player, thrown=[a, b],
+                     amount=self.spaces[self.space])
+            bank_pays(table, pending.player, self.spaces[self.space], self.code)
+            self.space = 0
+        else:
+            self.space = min(self.space + 1, len(self.spaces) - 1)
+            self.did(table, "advance", player=pending.player, thrown=[a, b],
+                     amount=self.spaces[self.space])
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"counter": self.spaces[self.space]}
+
+
+class DoubleDown(Tile):
+    """G2: "you may move as many of your dice from this casino to the corresponding space on
+    the tile. [...] During payout: This tile is paid out exactly like a casino. After possible
+    removals the winner gets $60,000, and the runner up gets $30,000 from the bank." """
+
+    code = "G2"
+    prizes = (60_000, 30_000)
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.dice: Counter[DiceKey] = Counter()
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        colour = colour_of(state, owner)
+        here = state.dice_in(casino)
+        small, big = here.get((colour, False), 0), here.get((colour, True), 0)
+        choices = [self.choice("keep")]
+        choices += [self.choice("move", k) for k in range(1, small + 1)]
+        if big:
+            choices += [self.choice("move_biggy", k) for k in range(small + 1)]
+        self.ask(state, owner, "Double Down: move some of your dice from this casino onto "
+                               "the tile? (value: small dice; move_biggy: the Biggy too)",
+                 choices)
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        if action.choice == "keep":
+            return
+        colour = colour_of(table, pending.player)
+        if action.value:
+            table.remove_dice(self.casino, colour, action.value)
+            self.dice[(colour, False)] += action.value
+        if action.choice == "move_biggy":
+            table.remove_dice(self.casino, colour, 1, big=True)
+            self.dice[(colour, True)] += 1
+        self.did(table, "moved", player=pending.player, dice=action.value or 0,
+                 biggy=action.choice == "move_biggy")
+
+    def weights(self, table: Table) -> dict[str, int]:
+        return {p.name: w for p in table.players if (w := _weight(self.dice.items(), p.colour))}
+
+    def at_round_end(self, state: Table, casino: int) -> None:
+        result = pay_casino(casino, self.prizes, self.weights(state))
+        for player, amount in result.payouts:
+            bank_pays(state, player, amount, self.code)
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"dice": self.weights(table)}
+
+
 TILE_CLASSES: dict[str, type[Tile]] = {
-    cls.code: cls for cls in (HighFive, BadLuck, PayDay)
+    cls.code: cls for cls in (HighFive, BadLuck, PayDay, Jackpot, DoubleDown)
 }
 """The faces built so far; the option `tiles` is refused until all sixteen are."""
 

@@ -369,3 +369,137 @@ def test_a_tile_is_not_activated_by_the_neutral_dice() -> None:
     state.apply_action(Roll(tuple(Die("white", 1) for _ in range(8))))
     assert state.chips == {"anna": 2, "ben": 2}
     assert not [n for n in state.notices if n.get("did") == "count"]
+
+
+def black(a: int, b: int) -> Roll:
+    return Roll((Die("black", a), Die("black", b)))
+
+
+def tile_view(state: GameState, code: str) -> dict[str, Any]:
+    [view] = [t for t in state.to_dict()["tiles"]["casinos"] if t["tile"] == code]
+    return view
+
+
+def bank_paid(state: GameState, code: str) -> list[tuple[str, int]]:
+    return [(n["player"], n["paid"]) for n in state.notices
+            if n["kind"] == "bank" and n["tile"] == code]
+
+
+@pytest.mark.parametrize("thrown", [(3, 4), (6, 1), (2, 2), (6, 6)])
+def test_jackpot_a_seven_or_a_double_takes_the_30000(thrown: tuple[int, int]) -> None:
+    """JACKPOT (A2): "Put the JACKPOT counter on the first space of this tile ($30,000) [...]
+    If you rolled a 7 or a double, take the amount displayed beneath the JACKPOT counter from
+    the bank. Then move the counter back onto the $30,000 space." """
+    state = game(["A2"])
+    casino = casino_of(state, "A2")
+    bank = sum(tiles_of(state).bank)
+    turn(state, casino, 1)
+    assert state.is_chance_node() and state.player_to_act() == "anna"
+    assert state.expected_roll() == Counter({("black", False): 2})
+    state.apply_action(black(*thrown))
+    assert state.money("anna") == 30_000 and sum(tiles_of(state).bank) == bank - 30_000
+    assert tile_view(state, "A2")["counter"] == 30_000
+    assert state.player_to_act() == "ben" and state.phase == "roll"
+
+
+def test_jackpot_grows_on_a_miss_up_to_80000_then_pays_it() -> None:
+    """JACKPOT (A2): "If you didn't roll a 7 or a double, advance the counter to the next
+    space (max. of $80,000)." """
+    state = game(["A2"])
+    casino = casino_of(state, "A2")
+    seen = []
+    for _ in range(6):  # six misses: anna, ben, carla, anna, ben, carla
+        turn(state, casino, 1)
+        state.apply_action(black(1, 2))
+        seen.append(tile_view(state, "A2")["counter"])
+    assert seen == [40_000, 50_000, 60_000, 70_000, 80_000, 80_000]
+    assert all(state.money(p.name) == 0 for p in state.players)
+    turn(state, casino, 1)  # anna
+    state.apply_action(black(5, 2))
+    assert state.money("anna") == 80_000 and tile_view(state, "A2")["counter"] == 30_000
+
+
+def test_jackpot_throws_exactly_the_two_black_dice() -> None:
+    """JACKPOT (A2): "Throw both extra dice": two black dice, each read; the player's own dice
+    or a third die are refused and change nothing."""
+    state = game(["A2"])
+    turn(state, casino_of(state, "A2"), 1)
+    before = state.fingerprint()
+    for wrong in (Roll((Die("red", 3), Die("red", 4))),
+                  Roll((Die("black", 3), Die("black", 4), Die("black", 1))),
+                  Roll((Die("black", 3), Die("black", None)))):
+        with pytest.raises(IllegalAction):
+            state.apply_action(wrong)
+        assert state.fingerprint() == before
+    with pytest.raises(IllegalAction):
+        state.apply_action(Roll(black(3, 4).dice, "ben"))
+    with pytest.raises(IllegalAction):
+        state.apply_action(TileChoice("A2", "take"))
+    assert state.legal_actions() == []
+
+
+def test_black_is_no_player_colour_with_tiles() -> None:
+    """ "Prepare the 2 black and 9 gray dice": neither is a player's colour in the main game."""
+    with pytest.raises(ConfigError):
+        GameState.new("royale", [("anna", "black"), ("ben", "blue")],
+                      {"tiles": 1, "tile_pool": ["A2"]})
+    GameState.new("royale", [("anna", "black"), ("ben", "blue")])  # the basic game has none
+
+
+def _double_down() -> tuple[GameState, int]:
+    state = game(["G2"])
+    return state, casino_of(state, "G2")
+
+
+def test_double_down_moves_as_many_dice_as_you_want_onto_the_tile() -> None:
+    """DOUBLE DOWN (G2): "If you want, you may move as many of your dice from this casino to
+    the corresponding space on the tile. These can be dice you just placed in this casino, or
+    dice you placed here previously." """
+    state, casino = _double_down()
+    turn(state, casino, 3, big=True)
+    assert state.player_to_act() == "anna" and state.phase == "tile"
+    legal = state.legal_actions()
+    assert TileChoice("G2", "keep") in legal
+    assert {a.value for a in legal if a.choice == "move"} == {1, 2, 3}
+    assert {a.value for a in legal if a.choice == "move_biggy"} == {0, 1, 2, 3}
+    before = state.fingerprint()
+    with pytest.raises(IllegalAction):
+        state.apply_action(TileChoice("G2", "move", 4))
+    with pytest.raises(IllegalAction):
+        state.apply_action(TileChoice("G2", "move", 1, "ben"))
+    assert state.fingerprint() == before
+    state.apply_action(TileChoice("G2", "move", 2, "anna"))
+    assert state.weights(casino) == {"anna": 3}  # one die and the Biggy stay
+    assert tile_view(state, "G2")["dice"] == {"anna": 2}
+    turn(state, 6, 7, big=True)  # ben
+    turn(state, 6, 7, big=True)  # carla
+    turn(state, casino, 1)  # anna again: the earlier die and the Biggy may go too
+    assert {a.value for a in state.legal_actions() if a.choice == "move_biggy"} == {0, 1, 2}
+    state.apply_action(TileChoice("G2", "move_biggy", 2))
+    assert state.weights(casino) == {}
+    assert tile_view(state, "G2")["dice"] == {"anna": 6}
+
+
+def test_double_down_pays_like_a_casino_from_the_bank() -> None:
+    """DOUBLE DOWN (G2): "This tile is paid out exactly like a casino. After possible removals
+    the winner gets $60,000, and the runner up gets $30,000 from the bank." """
+    state, casino = _double_down()
+    turn(state, casino, 2)  # anna
+    state.apply_action(TileChoice("G2", "move", 2))
+    turn(state, casino, 3)  # ben
+    state.apply_action(TileChoice("G2", "move", 3))
+    turn(state, casino, 1)  # carla keeps hers in the casino
+    state.apply_action(TileChoice("G2", "keep"))
+    finish_round(state)
+    assert sorted(bank_paid(state, "G2")) == [("anna", 30_000), ("ben", 60_000)]
+
+
+def test_double_down_ties_on_the_tile_are_removed() -> None:
+    """DOUBLE DOWN (G2): "exactly like a casino": "Whenever there is a tie, those players
+    remove all their dice"; the runner-up's $30,000 then goes to nobody."""
+    state, casino = _double_down()
+    for n in (2, 3, 2):  # anna 2, ben 3, carla 2
+        turn(state, casino, n)
+        state.apply_action(TileChoice("G2", "move", n))
+    finish_round(state)
+    assert bank_paid(state, "G2") == [("ben", 60_000)]
