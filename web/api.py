@@ -24,17 +24,11 @@ from scorekeeper import Deal, GameState, RulesError, StoreError
 from scorekeeper.store import StorageFull
 
 from .auth import HostFile, LoginGuard, pin_matches
-from .pages import (
-    DisplayStore,
-    event_numbers,
-    history_entries,
-    money_values,
-    photo_names,
-    viewer_state,
-)
+from .display import DisplayStore
 from .photos import Thumbnails
 from .questions import ConfirmError
 from .settings import Settings
+from .views import event_numbers, history_entries, money_values, photo_names, viewer_state
 
 if TYPE_CHECKING:
     from .session import TableSession

@@ -12,10 +12,10 @@ from typing import Any
 
 from flask import Flask
 
-from . import routes
+from . import pages, routes
 from .api import ApiError, Context, register_errors
 from .auth import HostFile, LoginGuard
-from .pages import DisplayStore, register_pages
+from .display import DisplayStore
 from .photos import PHOTO_WIDTHS
 from .session import TableSession
 from .settings import CAMERA_VIEWERS, MAX_BODY, Settings
@@ -76,5 +76,5 @@ def create_app(table: TableSession, settings: Settings) -> Flask:
         table.auto_deal = display.get(table.game.id)["deal"] == "app"
     register_errors(app)
     routes.register(app)
-    register_pages(app)
+    app.register_blueprint(pages.bp)
     return app

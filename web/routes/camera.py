@@ -6,8 +6,8 @@ from __future__ import annotations
 from flask import Blueprint, Response, jsonify, request
 
 from ..api import ApiError, ctx
-from ..pages import Slotted, mjpeg
 from ..photos import photo_bytes, photo_path, photo_width
+from ..streams import Slotted, mjpeg
 
 bp = Blueprint("camera", __name__)
 

@@ -14,7 +14,8 @@ from scorekeeper import Deal, RulesError, StoreError, action_from_dict
 from scorekeeper.store import StorageFull
 
 from ..api import ApiError, ctx, write
-from ..pages import BadRequest, Slotted, parse_new_game
+from ..forms import BadRequest, parse_new_game
+from ..streams import Slotted
 from .games import edition_limits
 
 bp = Blueprint("game", __name__)

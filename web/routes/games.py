@@ -12,7 +12,8 @@ from flask import Blueprint, Response, jsonify
 from scorekeeper import EDITIONS, ConfigError, StoreError, make_edition
 
 from ..api import ApiError, ctx, write
-from ..pages import GAME_ID, MAX_PLAYERS
+from ..display import GAME_ID
+from ..forms import MAX_PLAYERS
 
 bp = Blueprint("games", __name__)
 
