@@ -41,7 +41,7 @@ from scorekeeper.simulate import players  # noqa: E402
 from scorekeeper.store import GameStore  # noqa: E402
 from vision import tracker as tk  # noqa: E402
 from vision.sources import Frame, Source  # noqa: E402
-from web.demo_host import script_dice  # noqa: E402
+from web.demo_host import DemoOptions, script_dice  # noqa: E402
 from web.session import TableSession  # noqa: E402
 
 
@@ -60,8 +60,9 @@ def play(edition: str, n: int, seed: int, size: tuple[int, int],
     with tempfile.TemporaryDirectory(prefix="vegas-bench-") as tmp:
         store = GameStore(tmp)
         table = TableSession(store, Path(tmp), "demo", edition=edition, players=players(n),
-                             seed=seed, realtime=False, max_games=1, demo_size=size,
-                             cpu_factor=cpu_factor)
+                             seed=seed, realtime=False,
+                             cpu_factor=cpu_factor,
+                             demo_options=DemoOptions(max_games=1, size=size))
         delays: list[float] = []
         asked_turns: set[int] = set()
         reasons: Counter[str] = Counter()

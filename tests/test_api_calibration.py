@@ -17,6 +17,7 @@ from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from vision.profile import Profile, load_profile
 from web.app import Settings, create_app
+from web.demo_host import DemoOptions
 from web.session import TableSession
 
 pytestmark = pytest.mark.slow
@@ -27,7 +28,8 @@ PIN = {"X-Table-Pin": "1357"}
 def served(tmp_path: Path) -> Iterator[tuple[TableSession, Any]]:
     store = GameStore(tmp_path)
     table = TableSession(store, tmp_path, "demo", None, players=players(2), seed=4,
-                         realtime=False, demo_size=(640, 480), demo_answer_after=0.5)
+                         realtime=False,
+                         demo_options=DemoOptions(size=(640, 480), answer_after=0.5))
     app = create_app(table, Settings(pin="1357"))
     yield table, app.test_client()
     table.stop()
@@ -106,7 +108,7 @@ def test_a_profile_for_another_picture_shape_is_dropped_with_a_banner(tmp_path: 
     profile = Profile(white_balance=(1.0, 1.0, 1.0), image_size=(1000, 1000),
                       tray_corners=((10.0, 10.0), (990.0, 10.0), (990.0, 990.0), (10.0, 990.0)))
     table = TableSession(store, tmp_path, "demo", None, players=players(2), seed=4,
-                         realtime=False, demo_size=(640, 480), profile=profile,
+                         realtime=False, demo_options=DemoOptions(size=(640, 480)), profile=profile,
                          profile_name="profile-x.json")
     try:
         assert table.snapshot()["calibration"]["calibrated"]

@@ -19,6 +19,7 @@ from scorekeeper.store import GameStore
 from tests.conftest import served_in_thread
 from vision.sources import Frame, Source
 from web.app import Settings, create_app
+from web.demo_host import DemoOptions
 from web.session import TableSession
 
 from .test_browser import SHOTS, no_script_errors, page_for  # noqa: F401  (autouse fixture)
@@ -51,7 +52,7 @@ class Wall(Source):
 def serve(tmp: Path, spec: str, **kw: Any) -> Iterator[tuple[str, TableSession]]:
     store = GameStore(tmp)
     table = TableSession(store, tmp, spec, None, players=players(3), seed=4,
-                         demo_size=(640, 480), **kw)
+                         demo_options=DemoOptions(size=(640, 480)), **kw)
     app = create_app(table, Settings(pin=PIN, keepalive=5))
     with served_in_thread(app, threads=8) as port:
         table.start()

@@ -22,6 +22,7 @@ from scorekeeper.store import GameStore
 from vision.motion import MotionConfig
 from vision.tracker import TurnTracker
 from web.app import Settings, create_app
+from web.demo_host import DemoOptions
 from web.session import TableSession, facts_for
 
 from .test_tracker import Table
@@ -194,8 +195,8 @@ def test_the_demo_plays_on_after_the_host_passes(tmp_path: Path):
     cv2.setNumThreads(1)
     store = GameStore(tmp_path)
     table = TableSession(store, tmp_path, "demo", edition="royale", players=players(2),
-                         seed=3, realtime=False, demo_answer_after=1.0, demo_size=(640, 480),
-                         demo_timing=QUICK)
+                         seed=3, realtime=False,
+                         demo_options=DemoOptions(size=(640, 480), answer_after=1.0, timing=QUICK))
     table.start()
     try:
         def can_pass() -> bool:

@@ -21,7 +21,7 @@ from scorekeeper import Place, Roll, agrees
 from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from vision.demo import Timing
-from web.demo_host import demo_turns, script_dice
+from web.demo_host import DemoOptions, demo_turns, script_dice
 from web.session import TableSession
 
 from .conftest import free_port, serve_process
@@ -45,8 +45,9 @@ def _play(tmp_path: Path, edition: str, n: int, options: dict | None = None) -> 
     cv2.setNumThreads(1)
     store = GameStore(tmp_path)
     table = TableSession(store, tmp_path, "demo", edition=edition, players=players(n),
-                         options=options, seed=11, realtime=False, max_games=1,
-                         demo_answer_after=1.5, demo_size=(960, 720), demo_timing=QUICK)
+                         options=options, seed=11, realtime=False,
+                         demo_options=DemoOptions(size=(960, 720), answer_after=1.5,
+                                                  max_games=1, timing=QUICK))
     table.run()
     return table
 
@@ -86,8 +87,8 @@ def test_a_demo_game_plays_to_the_end_exactly_as_scripted(tmp_path: Path, editio
 def test_the_demo_leaves_a_game_the_host_ended_and_moves_on(tmp_path: Path):
     store = GameStore(tmp_path)
     table = TableSession(store, tmp_path, "demo", edition="classic", players=players(3),
-                         seed=11, realtime=False, max_games=1, demo_size=(640, 480),
-                         demo_timing=QUICK)
+                         seed=11, realtime=False,
+                         demo_options=DemoOptions(size=(640, 480), max_games=1, timing=QUICK))
     ended = table.game.id
     table.is_ended = lambda game_id: game_id == ended
     table.run()  # returns once the demo has given up the ended game (max_games=1)
@@ -203,7 +204,8 @@ def test_the_pages_are_told_each_time_what_the_tracker_sees_changes(tmp_path: Pa
     cv2.setNumThreads(1)
     store = GameStore(tmp_path)
     table = Session(store, tmp_path, "demo", edition="classic", players=players(2), seed=11,
-                    realtime=False, demo_size=(640, 480), demo_timing=QUICK)
+                    realtime=False,
+                    demo_options=DemoOptions(size=(640, 480), timing=QUICK))
     table.start()
     deadline = time.time() + 120
     while len({s for _, s in seen}) < 4 and time.time() < deadline:

@@ -12,6 +12,7 @@ from scorekeeper import Deal, Die, Place, Roll, RulesError
 from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from vision.demo import Timing
+from web.demo_host import DemoOptions
 from web.session import TableSession
 
 QUICK = Timing(lead_in=4, fall=5, settle=9, hand=(12, 20), after_hand=8, lift=3, rest=8, scoop=3,
@@ -137,8 +138,9 @@ def test_a_saved_game_is_resumed_as_it_was_and_an_unknown_one_refused(table):
 def test_the_demos_next_game_is_dealt_even_after_a_game_dealt_by_hand(tmp_path: Path):
     store = GameStore(tmp_path)
     table = TableSession(store, tmp_path, "demo", edition="classic", players=players(3),
-                         seed=11, realtime=False, max_games=2, demo_size=(640, 480),
-                         demo_timing=QUICK, next_game_after=0.0)
+                         seed=11, realtime=False,
+                         demo_options=DemoOptions(size=(640, 480), next_game_after=0.0,
+                                                  max_games=2, timing=QUICK))
     table.auto_deal = False  # the host set up a game dealt by hand
     table.is_ended = lambda game_id: True  # and ended it; the demo moves on
     first = table.game.id

@@ -11,11 +11,12 @@ import random
 from collections import deque
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scorekeeper import Deal, Die, GameState, Place, Roll
 from scorekeeper.store import StoredGame
-from vision.demo import Turn
+from vision.demo import Timing, Turn
 
 
 class Table(Protocol):
@@ -78,6 +79,17 @@ def script_dice(turn: Turn) -> list[Die]:
     """The dice a demo turn really threw, to enter by hand or to check the record against."""
     return [Die(c, v, turn.is_big(i)) for i, (c, v) in enumerate(zip(turn.colours, turn.values,
                                                                       strict=True))]
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    """How the demo plays: its camera's picture and pace, its host's patience, its games."""
+
+    answer_after: float = 2.0  # s before the demo host answers a question, as a person would
+    next_game_after: float = 20.0  # s a finished game's final ranking stays up
+    max_games: int | None = None  # stop after this many games (tests, benchmarks)
+    size: tuple[int, int] = (1280, 960)  # the demo camera's picture
+    timing: Timing | None = None  # the demo camera's pace (`vision.demo.Timing`)
 
 
 class DemoHost:

@@ -31,14 +31,14 @@ from scorekeeper import Deal, Die, GameConfig, GameState, Place, Roll, RulesErro
 from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore, StorageFull, StoredGame
 from vision import tracker as tk
-from vision.demo import DemoSource, Timing
+from vision.demo import DemoSource
 from vision.loop import CameraLoop, LoopHooks
 from vision.motion import MotionConfig
 from vision.pace import Pace
 from vision.profile import Profile
 from vision.sources import FolderSource, Frame, Source, open_source
 
-from .demo_host import DemoHost
+from .demo_host import DemoHost, DemoOptions
 from .photos import save_photo
 from .questions import (
     ConfirmError,
@@ -154,12 +154,8 @@ class TableSession:
         options: dict[str, Any] | None = None,
         seed: int = 0,
         auto_deal: bool = True,
-        demo_answer_after: float = 2.0,
-        next_game_after: float = 20.0,
         realtime: bool = True,
-        max_games: int | None = None,
-        demo_size: tuple[int, int] = (1280, 960),
-        demo_timing: Timing | None = None,
+        demo_options: DemoOptions | None = None,
         source_factory: Callable[[], Source] | None = None,
         profile: Profile | None = None,
         profile_name: str | None = None,
@@ -198,12 +194,8 @@ class TableSession:
         # The demo's own games deal as the session was started, whatever the host chose
         # for a game of theirs (a game dealt by hand would wait for a host who is not there).
         self._demo_auto_deal = auto_deal
-        # The demo's final ranking stays this long before its next game: time to read it.
-        self.next_game_after = next_game_after
         self.realtime = realtime
-        self.max_games = max_games
-        self.demo_size = demo_size
-        self.demo_timing = demo_timing
+        self.demo_options = demo_options or DemoOptions()
         self.finished_games = 0
         self._source_factory = source_factory
         self.changed = threading.Condition(self.lock)
@@ -235,7 +227,7 @@ class TableSession:
         self._played: set[tuple[str, int, int]] = set()
         self._playing: set[tuple[str, int, int]] = set()  # the open source's entries
         self.last_roll: dict[str, Any] | None = None
-        self.demo_host = DemoHost(self, demo_answer_after)
+        self.demo_host = DemoHost(self, self.demo_options.answer_after)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._roll_open = False  # a roll is applied and its placement not seen yet
@@ -655,7 +647,7 @@ class TableSession:
             with self.lock:
                 self._deal_if_due()
             return DemoSource(self.demo_host.script_from_now(), seed=self.game.state.config.seed,
-                              size=self.demo_size, timing=self.demo_timing,
+                              size=self.demo_options.size, timing=self.demo_options.timing,
                               realtime=self.realtime)
         source = open_source(self.source_spec, realtime=self.realtime)
         if isinstance(source, FolderSource):
@@ -672,7 +664,8 @@ class TableSession:
         return source
 
     def run(self) -> None:
-        """The frame loop in the caller's thread (tests, `max_games`); `start` threads it."""
+        """The frame loop in the caller's thread (tests, `DemoOptions.max_games`); `start`
+        threads it."""
         self._run()
 
     def _run(self) -> None:
@@ -718,9 +711,10 @@ class TableSession:
             return False  # the demo plays on from the game as it now is
         if self.demo and (self.game.state.is_over() or self.is_ended(self.game.id)):
             self.finished_games += 1
-            if self.max_games is not None and self.finished_games >= self.max_games:
+            most = self.demo_options.max_games
+            if most is not None and self.finished_games >= most:
                 return True
-            self._pause(self.next_game_after, idle=True)
+            self._pause(self.demo_options.next_game_after, idle=True)
             with self.lock:
                 self.game = self._new_game(self.game.state.config.seed + 1)
                 self.auto_deal = self._demo_auto_deal
