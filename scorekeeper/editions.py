@@ -169,6 +169,10 @@ class Edition:
         """What the tiles show (None: no tiles in this game)."""
         return None
 
+    def hidden_choice(self, action: TileChoice) -> bool:
+        """Whether the other players may not see what `action` chose (until a tile says)."""
+        return False
+
     # --- money -------------------------------------------------------------------------
     def deal(self, state: Table) -> list[list[int]]:
         """Deal this round's money from the seeded pile, casino 1 first."""
@@ -574,6 +578,10 @@ class Royale(Edition):
 
     def tiles_view(self, state: Table) -> dict[str, Any] | None:
         return tiles_view(state) if self.tile_count else None
+
+    def hidden_choice(self, action: TileChoice) -> bool:
+        cls = TILE_CLASSES.get(action.tile)
+        return cls is not None and action.choice in cls.hidden
 
     @staticmethod
     def chips(state: Table) -> dict[str, int]:

@@ -400,7 +400,9 @@ class GameState:
         if isinstance(action, Deal):
             entry.update(kind="deal", player=None, by="app" if action.casinos is None else "hand")
         elif isinstance(action, TileChoice):
-            entry.update(kind="tile", tile=action.tile, choice=action.choice, value=action.value)
+            hidden = self.edition.hidden_choice(action)
+            entry.update(kind="tile", tile=action.tile, choice=action.choice,
+                         value=None if hidden else action.value, hidden=hidden)
         elif isinstance(action, Roll) and phase == "tile":
             entry.update(kind="tile_roll", dice=_dice_groups(action.dice))
         elif isinstance(action, Roll):
@@ -653,6 +655,28 @@ class GameState:
         counts[(colour, big)] -= n
         if not counts[(colour, big)]:
             del counts[(colour, big)]
+
+    @property
+    def last_roll(self) -> tuple[Die, ...]:
+        """For effects: the dice of the roll last placed from."""
+        return tuple(self.last["dice"]) if self.last and not self.last.get("neutral") else ()
+
+    def hand_of(self, name: str) -> Mapping[DiceKey, int]:
+        """For effects: the dice `name` has left to roll (a copy)."""
+        return dict(self.hands[self.seat_of[name]])
+
+    def take_from_hand(self, name: str, colour: str, big: bool = False) -> None:
+        """For effects: one die out of `name`'s hand."""
+        hand = self.hands[self.seat_of[name]]
+        if hand[(colour, big)] < 1:
+            raise ValueError(f"{name} has no {colour} die left to take")
+        hand[(colour, big)] -= 1
+        if not hand[(colour, big)]:
+            del hand[(colour, big)]
+
+    def give_to_hand(self, name: str, colour: str, big: bool = False) -> None:
+        """For effects: a die back into `name`'s hand."""
+        self.hands[self.seat_of[name]][(colour, big)] += 1
 
     def pay_card(self, name: str, value: int) -> None:
         """For editions: hand `name` a card from outside the pile (Royale's bank)."""

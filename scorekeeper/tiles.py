@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .actions import Die, TileChoice
 from .effects import CasinoEffect
@@ -203,6 +203,8 @@ class Tile(CasinoEffect):
     """A face lying beside `casino` this round."""
 
     code = ""
+    hidden: frozenset[str] = frozenset()
+    """Choices the other players do not see (the log keeps their value back)."""
 
     def __init__(self, casino: int) -> None:
         self.casino = casino
@@ -376,8 +378,259 @@ class DoubleDown(Tile):
         return {"dice": self.weights(table)}
 
 
+def left_of(table: Table, name: str) -> str:
+    """The player to `name`'s left: the next in turn order ("Play continues with the player
+    to your left")."""
+    return table.players[(table.seat_of[name] + 1) % len(table.players)].name
+
+
+def reward(table: Table, name: str, what: int | str, tile: str) -> None:
+    """A reward printed on a tile: "chip"/"chips2" (1 or 2 chips) or an amount from the bank."""
+    if what == "chip":
+        give_chips(table, name, 1, tile)
+    elif what == "chips2":
+        give_chips(table, name, 2, tile)
+    elif isinstance(what, int):
+        bank_pays(table, name, what, tile)
+
+
+class LuckyPunch(Tile):
+    """A1: "Secretly choose 1-3 tokens and take them into your right hand [...] The player to
+    your left must guess how many tokens you are holding in your hand. If they guess
+    correctly, you get nothing. If they guess wrong, you get the reward: either 2 chips or
+    $30,000 or $40,000." """
+
+    code = "A1"
+    hidden = frozenset({"hold"})
+    rewards: ClassVar[dict[int, int | str]] = {1: "chips2", 2: 30_000, 3: 40_000}
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.held: int | None = None
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        self.ask(state, owner, "Lucky Punch: secretly take 1, 2 or 3 tokens",
+                 [self.choice("hold", n) for n in (1, 2, 3)], step="hold")
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        if pending.step == "hold":
+            self.held = action.value
+            guesser = left_of(table, pending.player)
+            self.did(table, "fist", player=pending.player, guesser=guesser)
+            self.ask(table, guesser, f"Lucky Punch: how many tokens does {pending.player} "
+                                     f"hold?", [self.choice("guess", n) for n in (1, 2, 3)],
+                     step=f"guess:{pending.player}")
+            return
+        holder = pending.step.split(":", 1)[1]
+        held, self.held = self.held or 0, None
+        right = action.value == held
+        self.did(table, "revealed", player=holder, guesser=pending.player, held=held,
+                 guess=action.value, right=right)
+        if not right:
+            reward(table, holder, self.rewards[held], self.code)
+
+
+class NiceDice(Tile):
+    """H1: "you may place a die you just rolled or one that you just placed on this casino, on
+    this tile. Place that die onto the die space corresponding to its rolled number. If there
+    is already another die on that space [...] place that die in the corresponding casino
+    (this will not trigger that casino). During payout: Each player removes their dice from
+    this tile and then takes the corresponding reward: 1 or 2 chips or $30,000-$60,000." """
+
+    code = "H1"
+    rewards: ClassVar[dict[int, int | str]] = {1: "chip", 2: "chips2", 3: 30_000, 4: 40_000,
+                                     5: 50_000, 6: 60_000}
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.spaces: dict[int, DiceKey] = {}
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        rolled = [d for d in state.last_roll if d.value is not None]
+        choices = [self.choice("keep")]
+        choices += [self.choice("die", v) for v in sorted({d.value for d in rolled
+                                                           if not d.big})]  # type: ignore
+        choices += [self.choice("biggy", d.value) for d in rolled if d.big]
+        self.ask(state, owner, "Nice Dice: put a die you just rolled or placed here onto the "
+                               "tile's space of its number?", choices)
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        if action.choice == "keep" or action.value is None:
+            return
+        colour, big, value = colour_of(table, pending.player), action.choice == "biggy", \
+            action.value
+        if value == self.casino:  # one of the dice just placed here
+            table.remove_dice(self.casino, colour, 1, big)
+        else:  # one of the dice rolled and not placed: still in the hand
+            table.take_from_hand(pending.player, colour, big)
+        bumped = self.spaces.get(value)
+        self.spaces[value] = (colour, big)
+        self.did(table, "die", player=pending.player, space=value, biggy=big)
+        if bumped is not None:
+            table.add_dice(value, bumped[0], 1, bumped[1])
+            self.did(table, "bumped", space=value, colour=bumped[0], to=value)
+
+    def at_round_end(self, state: Table, casino: int) -> None:
+        owners = {p.colour: p.name for p in state.players}
+        for space, (colour, _) in sorted(self.spaces.items()):
+            if colour in owners:
+                reward(state, owners[colour], self.rewards[space], self.code)
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"spaces": {str(v): {"colour": c, "big": b}
+                           for v, (c, b) in sorted(self.spaces.items())}}
+
+
+class Knockout(Tile):
+    """E2: "Each opponent must place one of their remaining dice in the bar on this tile
+    (unless there are already 2 dice of that opponent in the bar). In exchange, you get back
+    all your dice that are currently in the bar (if any). Any dice in the bar are "knocked
+    out" and will not count during payout. The "Biggy" only counts as one of the maximum of
+    two dice in the bar." """
+
+    code = "E2"
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.bar: Counter[DiceKey] = Counter()
+
+    def in_bar(self, colour: str) -> int:
+        return sum(n for (c, _), n in self.bar.items() if c == colour)
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        seat = state.seat_of[owner]
+        n = len(state.players)
+        for k in range(1, n):
+            other = state.players[(seat + k) % n]
+            hand = state.hand_of(other.name)
+            kinds = [big for big in (False, True) if hand.get((other.colour, big))]
+            if not kinds or self.in_bar(other.colour) >= 2:
+                continue
+            if len(kinds) == 1:
+                self.knock(state, other.name, kinds[0])
+            else:
+                self.ask(state, other.name, f"Knockout!: put one of your remaining dice in "
+                                            f"the bar ({owner} activated it)",
+                         [self.choice("die"), self.choice("biggy")])
+        colour = colour_of(state, owner)
+        back = [(key, n) for key, n in self.bar.items() if key[0] == colour]
+        for (c, big), count in back:
+            for _ in range(count):
+                state.give_to_hand(owner, c, big)
+            del self.bar[(c, big)]
+        if back:
+            self.did(state, "back", player=owner, dice=sum(n for _, n in back))
+
+    def knock(self, table: Table, name: str, big: bool) -> None:
+        colour = colour_of(table, name)
+        table.take_from_hand(name, colour, big)
+        self.bar[(colour, big)] += 1
+        self.did(table, "knocked", player=name, biggy=big)
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        self.knock(table, pending.player, action.choice == "biggy")
+
+    def view(self, table: Table) -> dict[str, Any]:
+        owners = {p.colour: p.name for p in table.players}
+        return {"bar": {owners.get(c, c): self.in_bar(c) for c in sorted({c for c, _ in self.bar})}}
+
+
+class PrimeTime(Tile):
+    """B1: "Before payout: If you are the winner of this casino (i.e. you are about to
+    receive the higher value card), throw both extra dice. You now have the option to place
+    either zero, one or both of those dice in the corresponding casinos (even if you rolled a
+    double!). During the subsequent payout they will count as your own dice!" """
+
+    code = "B1"
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.thrown_dice: tuple[int, int] | None = None
+
+    def before_round_end(self, state: Table, casino: int) -> None:
+        payout = state.payout_now(casino)
+        if payout.payouts and payout.payouts[0][0] in state.seat_of:
+            winner = payout.payouts[0][0]
+            self.ask(state, winner, "Prime Time: you win this casino; throw both black dice",
+                     roll=Counter(BLACK_DICE))
+
+    def thrown(self, table: Table, pending: Pending, dice: tuple[Die, ...]) -> None:
+        a, b = sorted(d.value or 0 for d in dice)
+        self.thrown_dice = (a, b)
+        self.did(table, "thrown", player=pending.player, thrown=[a, b])
+        choices = [self.choice("none")] + [self.choice("one", v) for v in sorted({a, b})]
+        choices.append(self.choice("both"))
+        self.ask(table, pending.player, f"Prime Time: place none, one or both of {a} and {b} "
+                                        f"as your own dice?", choices)
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        assert self.thrown_dice is not None
+        values = {"none": (), "both": self.thrown_dice}.get(action.choice, (action.value,))
+        colour = colour_of(table, pending.player)
+        for v in values:
+            table.add_dice(v, colour)  # type: ignore[arg-type]
+        self.did(table, "placed", player=pending.player, casinos=list(values))
+
+
+class FiftyFifty(Tile):
+    """B2: "Throw both extra dice and move the counter one space to the right. Then, if you
+    choose to end your turn, you get the reward indicated below the counter ($0-$60,000).
+    However, you can gamble [...] you must bet higher or lower. Then you throw the dice and
+    advance the counter. If you win your bet, you may choose again [...] If you lose your bet,
+    your turn ends and you get nothing. [...] If you roll the same number twice in a row, you
+    lose the bet!" """
+
+    code = "B2"
+    track = (0, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000)
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.space = 0
+        self.last = 0
+        self.bet = ""
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        self.space, self.last, self.bet = 0, 0, ""
+        self.ask(state, owner, "Fifty Fifty: throw both black dice", roll=Counter(BLACK_DICE))
+
+    def thrown(self, table: Table, pending: Pending, dice: tuple[Die, ...]) -> None:
+        total = sum(d.value or 0 for d in dice)
+        won = (not self.bet or (self.bet == "higher" and total > self.last)
+               or (self.bet == "lower" and total < self.last))
+        self.did(table, "thrown", player=pending.player, total=total, bet=self.bet or None,
+                 won=won)
+        self.last = total
+        if not won:
+            self.space = 0
+            return
+        self.space += 1
+        amount = self.track[self.space - 1]
+        choices = [self.choice("take")]
+        if self.space < len(self.track):
+            choices += [self.choice("higher"), self.choice("lower")]
+        self.ask(table, pending.player, f"Fifty Fifty: take ${amount:,} or bet higher or "
+                                        f"lower than {total}?", choices)
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        if action.choice == "take":
+            amount = self.track[self.space - 1]
+            self.space = 0
+            self.did(table, "take", player=pending.player, amount=amount)
+            if amount:
+                bank_pays(table, pending.player, amount, self.code)
+            return
+        self.bet = action.choice
+        self.ask(table, pending.player, f"Fifty Fifty: throw for {action.choice} than "
+                                        f"{self.last}", roll=Counter(BLACK_DICE))
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"counter": self.space, "reward": self.track[self.space - 1] if self.space
+                else None, "last": self.last or None}
+
+
 TILE_CLASSES: dict[str, type[Tile]] = {
-    cls.code: cls for cls in (HighFive, BadLuck, PayDay, Jackpot, DoubleDown)
+    cls.code: cls for cls in (HighFive, BadLuck, PayDay, Jackpot, DoubleDown, LuckyPunch,
+                              NiceDice, Knockout, PrimeTime, FiftyFifty)
 }
 """The faces built so far; the option `tiles` is refused until all sixteen are."""
 

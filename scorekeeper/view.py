@@ -106,3 +106,24 @@ class Table(Protocol):
     def take_pile(self, keep: int) -> list[int]:
         """Take every card of the pile but the top `keep` (Royale's bank is the rest)."""
         ...
+
+    @property
+    def last_roll(self) -> tuple[Any, ...]:
+        """The dice of the last roll a player placed from (`actions.Die`s), or ()."""
+        ...
+
+    def hand_of(self, name: str) -> Mapping[tuple[str, bool], int]:
+        """The dice `name` has still to roll this round, (colour, big) -> count (a copy)."""
+        ...
+
+    def take_from_hand(self, name: str, colour: str, big: bool = False) -> None:
+        """Take one die out of `name`'s remaining dice (onto a tile, into a casino)."""
+        ...
+
+    def give_to_hand(self, name: str, colour: str, big: bool = False) -> None:
+        """Give `name` a die back to roll this round."""
+        ...
+
+    def payout_now(self, casino: int) -> Any:
+        """What `casino` pays if the round ended now (a `payout.CasinoPayout`)."""
+        ...

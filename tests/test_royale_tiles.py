@@ -68,7 +68,7 @@ def turn(state: GameState, value: int, small: int, big: bool = False,
 def finish_round(state: GameState, value: int = 6) -> None:
     """Everyone places all their remaining dice in casino `value` (no tile there)."""
     rnd = state.round
-    while state.round == rnd and not state.is_over():
+    while state.round == rnd and state.phase == "roll":
         seat = state.seat_of[state.player_to_act()]
         turn(state, value, state.hands[seat][(state.players[seat].colour, False)], big=True)
 
@@ -503,3 +503,244 @@ def test_double_down_ties_on_the_tile_are_removed() -> None:
         state.apply_action(TileChoice("G2", "move", n))
     finish_round(state)
     assert bank_paid(state, "G2") == [("ben", 60_000)]
+
+
+def chips_from(state: GameState, code: str) -> list[tuple[str, int]]:
+    return [(n["player"], n["chips"]) for n in state.notices
+            if n["kind"] == "chips" and n["tile"] == code]
+
+
+@pytest.mark.parametrize(("held", "guess", "chips", "money"), [
+    (1, 2, 2, 0), (2, 3, 0, 30_000), (3, 1, 0, 40_000), (2, 2, 0, 0),
+])
+def test_lucky_punch_pays_when_the_left_neighbour_guesses_wrong(
+        held: int, guess: int, chips: int, money: int) -> None:
+    """LUCKY PUNCH (A1): "Secretly choose 1-3 tokens [...] The player to your left must guess
+    how many tokens you are holding in your hand. If they guess correctly, you get nothing. If
+    they guess wrong, you get the reward: either 2 chips or $30,000 or $40,000." """
+    state = game(["A1"])
+    turn(state, casino_of(state, "A1"), 1)
+    assert state.player_to_act() == "anna"
+    assert {a.value for a in state.legal_actions()} == {1, 2, 3}
+    state.apply_action(TileChoice("A1", "hold", held, "anna"))
+    assert state.player_to_act() == "ben"  # anna's left: the next in turn order
+    with pytest.raises(IllegalAction):
+        state.apply_action(TileChoice("A1", "guess", guess, "anna"))
+    state.apply_action(TileChoice("A1", "guess", guess))
+    assert state.chips["anna"] == 2 + chips and state.money("anna") == money
+    assert state.phase == "roll" and state.player_to_act() == "ben"
+
+
+def test_lucky_punch_keeps_the_tokens_secret_until_the_guess() -> None:
+    """LUCKY PUNCH (A1): "Secretly choose 1-3 tokens": no view shows the number before the
+    guess; the log tells it once the fist opens."""
+    state = game(["A1"], players=THREE[:2] + [("dora", "yellow")])
+    turn(state, casino_of(state, "A1"), 1)
+    state.apply_action(TileChoice("A1", "hold", 3))
+    shown = state.to_dict()
+    [entry] = [e for e in shown["log"] if e["kind"] == "tile"]
+    assert entry["hidden"] and entry["value"] is None
+    assert set(tile_view(state, "A1")) == {"casino", "tile", "name"}
+    assert all(c["choice"] == "guess" for c in shown["tiles"]["pending"][0]["choices"])
+    assert not [n for n in shown["notices"] if n.get("held") is not None]
+    state.apply_action(TileChoice("A1", "guess", 1))
+    [revealed] = [n for n in state.notices if n.get("did") == "revealed"]
+    assert revealed["held"] == 3 and revealed["guess"] == 1 and not revealed["right"]
+
+
+def test_lucky_punch_the_last_player_is_guessed_by_the_first() -> None:
+    """LUCKY PUNCH (A1): "The player to your left": around the table, Carla's is Anna."""
+    state = game(["A1"])
+    casino = casino_of(state, "A1")
+    turn(state, 6, 1)
+    turn(state, 6, 1)
+    turn(state, casino, 1)  # carla
+    state.apply_action(TileChoice("A1", "hold", 1))
+    assert state.player_to_act() == "anna"
+
+
+def test_nice_dice_puts_a_rolled_or_placed_die_on_its_space_and_bumps() -> None:
+    """NICE DICE (H1): "you may place a die you just rolled or one that you just placed on
+    this casino, on this tile. Place that die onto the die space corresponding to its rolled
+    number. If there is already another die on that space (either your own or an opponent's
+    die), place that die in the corresponding casino (this will not trigger that casino)." """
+    state = game(["H1"])
+    casino = casino_of(state, "H1")
+    turn(state, casino, 2, other=4)  # anna: two dice here, the rest showed 4
+    assert set(state.legal_actions()) == {TileChoice("H1", "keep"),
+                                          TileChoice("H1", "die", casino),
+                                          TileChoice("H1", "die", 4),
+                                          TileChoice("H1", "biggy", 4)}
+    state.apply_action(TileChoice("H1", "die", 4))  # a die she rolled and did not place
+    assert state.dice_left("anna") == 8 - 2 - 1
+    assert state.weights(casino) == {"anna": 2}
+    turn(state, casino, 1, other=5)  # ben
+    state.apply_action(TileChoice("H1", "die", casino))  # the die he just placed
+    assert state.weights(casino) == {"anna": 2} and state.dice_left("ben") == 7
+    turn(state, casino, 1, other=4)  # carla takes space 4: anna's die goes to casino 4
+    state.apply_action(TileChoice("H1", "die", 4))
+    assert state.weights(4) == {"anna": 1}
+    spaces = tile_view(state, "H1")["spaces"]
+    assert spaces[str(casino)]["colour"] == "blue" and spaces["4"]["colour"] == "green"
+
+
+def test_nice_dice_pays_each_die_by_its_space() -> None:
+    """NICE DICE (H1): "During payout: Each player removes their dice from this tile and then
+    takes the corresponding reward: 1 or 2 chips or $30,000-$60,000." """
+    state = game(["H1"])
+    casino = casino_of(state, "H1")
+    turn(state, casino, 1, other=5)  # anna: a 5 onto space 5
+    state.apply_action(TileChoice("H1", "die", 5))
+    turn(state, casino, 1, other=2)  # ben: a 2 onto space 2
+    state.apply_action(TileChoice("H1", "die", 2))
+    turn(state, casino, 1, other=4)  # carla: the placed die onto space 1
+    state.apply_action(TileChoice("H1", "die", casino))
+    finish_round(state)
+    assert bank_paid(state, "H1") == [("anna", 50_000)]
+    assert sorted(chips_from(state, "H1")) == [("ben", 2), ("carla", 1)]
+
+
+def test_knockout_each_opponent_puts_a_remaining_die_in_the_bar() -> None:
+    """KNOCKOUT! (E2): "Each opponent must place one of their remaining dice in the bar on
+    this tile (unless there are already 2 dice of that opponent in the bar). In exchange, you
+    get back all your dice that are currently in the bar (if any)." """
+    state = game(["E2"])
+    casino = casino_of(state, "E2")
+    turn(state, casino, 1)  # anna: ben, then carla, choose a die
+    assert state.player_to_act() == "ben"
+    assert set(state.legal_actions()) == {TileChoice("E2", "die"), TileChoice("E2", "biggy")}
+    state.apply_action(TileChoice("E2", "biggy"))
+    assert state.player_to_act() == "carla"
+    state.apply_action(TileChoice("E2", "die"))
+    assert state.dice_left("ben") == 7 and state.dice_left("carla") == 7
+    assert tile_view(state, "E2")["bar"] == {"ben": 1, "carla": 1}
+    turn(state, casino, 1)  # ben: carla and anna put one in; ben's Biggy comes back
+    state.apply_action(TileChoice("E2", "die"))  # carla
+    state.apply_action(TileChoice("E2", "die"))  # anna
+    assert tile_view(state, "E2")["bar"] == {"anna": 1, "carla": 2}
+    assert state.hands[state.seat_of["ben"]][("blue", True)] == 1
+    assert state.dice_left("ben") == 8 - 1 - 1 + 1 and state.dice_left("carla") == 6
+    turn(state, 6, 1)  # carla elsewhere
+    turn(state, casino, 1)  # anna: only ben is asked, carla has 2 in the bar already
+    assert state.player_to_act() == "ben"
+    state.apply_action(TileChoice("E2", "die"))
+    assert state.phase == "roll" and state.player_to_act() == "ben"
+    assert tile_view(state, "E2")["bar"] == {"ben": 1, "carla": 2}
+    assert state.dice_left("anna") == 8 - 3 + 1
+
+
+def test_knockout_dice_in_the_bar_do_not_count() -> None:
+    """KNOCKOUT! (E2): "Any dice in the bar are "knocked out" and will not count during
+    payout." An opponent with one kind of die left has no choice to make."""
+    state = game(["E2"])
+    casino = casino_of(state, "E2")
+    turn(state, 6, 7, big=True)  # anna: all in casino 6
+    turn(state, 5, 7)  # ben keeps only his Biggy
+    turn(state, casino, 1)  # carla: anna has none left, ben's Biggy goes to the bar
+    assert state.phase == "roll" and state.dice_left("ben") == 0
+    finish_round(state)
+    casino5 = state.round_results[0]["casinos"][4]
+    assert [p["player"] for p in casino5["payouts"]] == ["ben"]
+    assert state.round_results[0]["round"] == 1
+
+
+def test_prime_time_the_winner_throws_and_places_the_black_dice_as_their_own() -> None:
+    """PRIME TIME (B1): "If you are the winner of this casino [...] throw both extra dice.
+    You now have the option to place either zero, one or both of those dice in the
+    corresponding casinos [...] During the subsequent payout they will count as your own
+    dice!" """
+    state = game(["B1"])
+    casino = casino_of(state, "B1")
+    turn(state, casino, 3)  # anna wins here
+    turn(state, casino, 1)  # ben
+    finish_round(state)  # everything else in casino 6
+    assert state.phase == "tile" and state.player_to_act() == "anna"
+    assert state.expected_roll() == Counter({("black", False): 2})
+    notes2, notes5 = list(state.casinos[2].notes), list(state.casinos[5].notes)
+    state.apply_action(black(5, 2))
+    assert set(state.legal_actions()) == {TileChoice("B1", "none"), TileChoice("B1", "one", 2),
+                                          TileChoice("B1", "one", 5), TileChoice("B1", "both")}
+    state.apply_action(TileChoice("B1", "both"))
+    result = state.round_results[0]["casinos"]
+    assert result[1]["payouts"] == [{"player": "anna", "amount": max(notes2)}]
+    assert result[4]["payouts"] == [{"player": "anna", "amount": max(notes5)}]
+
+
+def test_prime_time_a_double_may_go_in_together_or_not_at_all() -> None:
+    """PRIME TIME (B1): "zero, one or both of those dice [...] (even if you rolled a
+    double!)" """
+    state = game(["B1"])
+    casino = casino_of(state, "B1")
+    turn(state, casino, 1)
+    finish_round(state)
+    state.apply_action(black(4, 4))
+    assert set(state.legal_actions()) == {TileChoice("B1", "none"), TileChoice("B1", "one", 4),
+                                          TileChoice("B1", "both")}
+    state.apply_action(TileChoice("B1", "none"))
+    assert state.round == 2 and state.round_results[0]["casinos"][3]["payouts"] == []
+
+
+def test_prime_time_is_for_the_winner_after_ties_are_removed() -> None:
+    """PRIME TIME (B1): "the winner of this casino (i.e. you are about to receive the higher
+    value card)": with Anna and Ben tied, Carla's single die wins."""
+    state = game(["B1"])
+    casino = casino_of(state, "B1")
+    turn(state, casino, 2)
+    turn(state, casino, 2)
+    turn(state, casino, 1)
+    finish_round(state)
+    assert state.player_to_act() == "carla"
+
+
+def test_prime_time_nobody_in_the_casino_nobody_throws() -> None:
+    state = game(["B1"])
+    finish_round(state)
+    assert state.round == 2 and state.phase == "deal"
+
+
+def test_fifty_fifty_take_the_reward_below_the_counter() -> None:
+    """FIFTY FIFTY (B2): "Throw both extra dice and move the counter one space to the right.
+    Then, if you choose to end your turn, you get the reward indicated below the counter" -
+    the first space after the start pays $0, the next $10,000 (see the docs' readings)."""
+    state = game(["B2"])
+    turn(state, casino_of(state, "B2"), 1)
+    state.apply_action(black(3, 4))
+    assert set(state.legal_actions()) == {TileChoice("B2", "take"), TileChoice("B2", "higher"),
+                                          TileChoice("B2", "lower")}
+    state.apply_action(TileChoice("B2", "higher"))
+    assert state.is_chance_node() and state.player_to_act() == "anna"
+    state.apply_action(black(6, 5))  # 11 > 7: the bet is won
+    state.apply_action(TileChoice("B2", "take"))
+    assert state.money("anna") == 10_000
+    assert tile_view(state, "B2")["counter"] == 0  # "place the counter back"
+
+
+@pytest.mark.parametrize(("bet", "second"), [("higher", (1, 2)), ("lower", (6, 6)),
+                                             ("higher", (3, 4)), ("lower", (2, 5))])
+def test_fifty_fifty_a_lost_bet_or_the_same_number_gets_nothing(
+        bet: str, second: tuple[int, int]) -> None:
+    """FIFTY FIFTY (B2): "If you lose your bet, your turn ends and you get nothing." and "If
+    you roll the same number twice in a row, you lose the bet!" """
+    state = game(["B2"])
+    turn(state, casino_of(state, "B2"), 1)
+    state.apply_action(black(3, 4))
+    state.apply_action(TileChoice("B2", bet))
+    state.apply_action(black(*second))
+    assert state.money("anna") == 0 and state.phase == "roll"
+    assert state.player_to_act() == "ben" and tile_view(state, "B2")["counter"] == 0
+
+
+def test_fifty_fifty_climbs_to_60000_at_most() -> None:
+    """FIFTY FIFTY (B2): the reward is "$0-$60,000": at $60,000 there is nothing left to
+    gamble for."""
+    state = game(["B2"])
+    turn(state, casino_of(state, "B2"), 1)
+    state.apply_action(black(1, 1))  # 2
+    for _ in range(6):
+        state.apply_action(TileChoice("B2", "higher" if state.to_dict()["tiles"]["casinos"][0][
+            "last"] < 7 else "lower"))
+        last = state.to_dict()["tiles"]["casinos"][0]["last"]
+        state.apply_action(black(6, 6) if last < 7 else black(1, 1))
+    assert state.legal_actions() == [TileChoice("B2", "take")]
+    state.apply_action(TileChoice("B2", "take"))
+    assert state.money("anna") == 60_000
