@@ -694,8 +694,9 @@ class _Narrator:
     def action(self, state: GameState, action: Any, who: str | None) -> None:
         if state.config is not self._game:  # another game (new, or resumed from the list)
             self._game, self._paid = state.config, len(state.round_results) - 1
-        lines = [f"  [{state.seq:3d}] round {state.round} {who or ''} "
-                 f"{NARRATION.get(_kind(action), _kind(action))} {_detail(action)}".rstrip()]
+        words = [f"round {state.round}", who or "", NARRATION.get(_kind(action), _kind(action)),
+                 _detail(action)]
+        lines = [f"  [{state.seq:3d}] " + " ".join(w for w in words if w)]
         while self._paid < len(state.round_results):
             lines += _payout_lines(state, state.round_results[self._paid])
             self._paid += 1
