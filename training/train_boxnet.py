@@ -6,11 +6,10 @@ Run by hand from the repository root, never from `make test`, in the training ve
     .venv-train/bin/python -m training.train_boxnet    # about 8 minutes on two cores
 
 (2 minutes to cut ~93,000 crops, cached in /tmp/boxnet-cache, then 18 epochs of 20 s.) The
-shipped model is this recipe (`--copies 24 --epochs 18`); with 12 copies and 14 epochs the
-held-out photos came out 0.005 lower in mean IoU. Those times are the session's that trained
-it; on the thirty-seventh and thirty-eighth sessions' VM, with `--cocked-scenes 600
---top-copies 6`, cutting 131,000 crops took 4 minutes and each epoch 66-80 s (about 25
-minutes in all), and the shipped recipe was not timed there.
+shipped model is this recipe, the defaults (`--copies 24 --epochs 18`): fewer copies and
+epochs leave the held-out boxes less well placed. With `--cocked-scenes 600 --top-copies 6`
+it cuts about 131,000 crops and a run takes longer in proportion (about 25 minutes on a
+slower two-core machine).
 
 Why: the detector's boxes sit a few pixels off their dice (a shadow taken in under a low lamp,
 part of a die in a cluster), and a box at IoU 0.3-0.5 with its die is a miss and an invented
@@ -186,9 +185,9 @@ def _synth_task(task: tuple[int, str, int, int, bool]) -> tuple[str, int, tuple]
     cocked dice (`train_valuenet.cocked_scene`), whose labels give each cocked die's top face.
 
     A leaning die's label box holds its side face too, but the presets give one or two such
-    dice a hard scene, so the refiner had seldom been shown the clean top face the detector
-    often boxes with the whole die as the target; and the value nets, taught leans on the
-    whole die, read that top face alone as a flat die (thirty-seventh session)."""
+    dice a hard scene, so the refiner is seldom shown the clean top face the detector often
+    boxes with the whole die as the target; and the value nets, taught leans on the whole
+    die, read that top face alone as a flat die."""
     seed, preset, copies, top_copies, cocked = task
     cv2.setNumThreads(1)
     try:

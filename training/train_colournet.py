@@ -13,6 +13,10 @@ their dice cut a few times from jittered boxes. The held-out halves are only rep
 crop is scaled by the die's reference white exactly as the reader does
 (`colournet.colour_crop`); training jitters that gain a little, since the reference is itself
 an estimate, and turns and mirrors the crops, which change no colour.
+
+`--washed` (dice under a lamp mirrored over their whole top face) was measured and is no part
+of the shipped recipe: off by default (docs/development.md, *What has been measured and left
+out*).
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ def die_samples(reader: DiceReader, image: np.ndarray, labels: list[dict],
 
 def gather(args: argparse.Namespace) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """{part: (crops, labels)}: synth, renders' training halves, renders' held-out halves."""
-    options = [args.washed] if args.washed else []  # only when set: earlier keys hold
+    options = [args.washed] if args.washed else []  # keyed only when set: other caches hold
     options += [("coloured-pips", args.coloured_pips)] if args.coloured_pips else []
     key = hashlib.md5(json.dumps([CACHE_VERSION, args.scenes, args.render_copies, *options,
                                   Path(__file__).with_name("colournet.py").read_text(),

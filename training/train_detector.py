@@ -18,8 +18,8 @@ fine-tune from that run's checkpoint with wide-lens scenes besides (`--wide --sc
 
 Prints held-out recall and precision (IoU >= 0.5) per set at the end, and the speed through
 ONNX Runtime on one thread. Writes vision/models/detector.onnx and detector.json, the net's first
-conv rewritten to take its input as 2x2 pixel blocks (`--blocks MODEL` does only that, to an
-earlier export).
+conv rewritten to take its input as 2x2 pixel blocks (`--blocks MODEL` does only that, to a
+model already exported).
 """
 
 from __future__ import annotations
@@ -85,7 +85,9 @@ def _real_task(task: tuple[str, dict]) -> tuple[str, str, dict]:
 
 # Other makers' plastics (`synth.fancy`), one per scene chosen for `--makers`: the game's dice
 # are opaque, but a group may play with any dice, and a translucent die whose body shows the
-# floor was missed 3% of the time in normal scenes (bench/makers.py), 0.4% as the game's dice.
+# floor is missed far more often than the game's dice in normal scenes (bench/makers.py).
+# Off by default: fine-tuned so, the detector boxes dice otherwise than the value nets learnt
+# from, and byler fell under its target (docs/development.md).
 MAKER_MATERIALS = ("translucent", "marbled", "speckled")
 
 
@@ -109,7 +111,7 @@ def _material_for(i: int, share: float) -> str | None:
 def build_dataset(args: argparse.Namespace) -> list[tuple[str, str, dict]]:
     """Render and scale every image once (two processes) and cache the result."""
     src = (ROOT / "vision" / "synth.py").read_bytes()
-    makers = (args.makers,) if args.makers else ()  # keeps earlier caches' keys
+    makers = (args.makers,) if args.makers else ()  # keyed only when set: other caches hold
     key = hashlib.md5(repr((CACHE_VERSION, args.scenes, args.wide, *makers, src)).encode()
                       ).hexdigest()[:12]
     cache = Path(args.cache) / f"detector-{key}.npz"
@@ -239,13 +241,11 @@ def make_model(width: tuple[int, int, int, int] = (16, 32, 48, 64), arch: str = 
 
     `fpn` (the shipped detector) steps down with full 3x3 convs; `lite` opens with a 2x2
     stride-2 conv and steps down with depthwise stride-2 ones, which run in less time on one
-    core (same channels, same head). Trained
-    as the shipped one was (3000 steps, then 1500 with --init, all with --wide), lite lost
-    accuracy everywhere but rune55 (eighth session, `bench/vision.py`: synthetic recall
-    97.9 -> 96.9%, confident errors 11 -> 16; byler value 98.1 -> 97.7%; loose recall
-    90.0 -> 82.2%): its training loss stays higher (focal 0.19 against 0.13), too little net.
-    With `--width 16,48,64,96` it trained as low (0.14) but saved only 1.3 ms and still lost
-    loose recall (90.0 -> 84.0%) and rune55 value (93.7 -> 92.8%).
+    core (same channels, same head). Trained as the shipped one is (3000 steps, then 1500
+    with --init, all with --wide), lite is less accurate on every set but rune55
+    (`bench/vision.py`: recall, confident errors and values alike): its training loss stays
+    higher, too little net. With `--width 16,48,64,96` it trains as low, but saves little
+    time and still loses loose recall and rune55 value accuracy. So `fpn` is the default.
     """
     import torch
     from torch import nn
@@ -626,10 +626,10 @@ def main(argv: list[str] | None = None) -> int:
                          "hand-held heights)")
     ap.add_argument("--arch", choices=("fpn", "lite"), default="fpn",
                     help="fpn: the shipped detector's full-conv steps; lite: depthwise "
-                         "stride-2 steps, 60%% of the time, less accurate (see make_model)")
+                         "stride-2 steps, quicker but less accurate (see make_model)")
     ap.add_argument("--width", default="16,32,48,64",
                     help="channels of the stem (stride 2) and at strides 4, 8 and 16")
-    ap.add_argument("--init", help="state dict to start from (a --checkpoint of an earlier run)")
+    ap.add_argument("--init", help="state dict to start from (the --checkpoint another run wrote)")
     ap.add_argument("--init-onnx", metavar="MODEL",
                     help="start from an exported detector instead (e.g. the shipped one), "
                          "its batch-norm statistics frozen (see load_exported)")

@@ -11,13 +11,25 @@ the project venv stays light enough for a Raspberry Pi:
         --out /tmp/grey-principal.onnx  # a grey net on the crop's principal colour axis
         # (not shipped: docs/development.md, *What has been measured and left out*)
 
-The reader averages the two (see `ValueNet`). Each run takes about 20 minutes on two cores:
-2-5 to cut ~90,000 crops (rendering 1,200 synthetic scenes; cached in /tmp/valuenet-cache, so
-a rerun with the same data options and the same `crop_for` skips it) and the rest to train 18
-epochs at 35-60 s each (over 200 s each while other jobs share the cores: `--epochs 10` is
-then the quick variant). Writes vision/models/valuenet.onnx (colour) or valuenet-grey.onnx
-(grey) and the .json beside it (`--out` puts a candidate elsewhere), then prints held-out
-figures and the speed.
+The reader averages four value nets (`vision.valuenet.DEFAULT_MODELS`) and asks two context
+nets only whether a sure read leans (`CONTEXT_MODELS`). Each is one run of this script, and
+the .json beside each model lists what it was trained on:
+
+    valuenet.onnx              --orient
+    valuenet-grey.onnx         --channels 1
+    valuenet-wide.onnx         --orient --wide-scenes 500
+    valuenet-lean.onnx         --orient --wide-scenes 500 --cocked-weight 8 --cocked-scenes 600
+    valuenet-context.onnx      the lean recipe with --crop-scale 1.6
+    valuenet-context-top.onnx  the context recipe with --top-face-share 0.5
+
+(each with `--out vision/models/NAME` but the first two, which go there by default). Each run
+takes about 20 minutes on two cores: 2-5 to cut ~90,000 crops (rendering 1,200 synthetic
+scenes; cached in /tmp/valuenet-cache, so a rerun with the same data options and the same
+`crop_for` skips it) and the rest to train 18 epochs at 35-60 s each (over 200 s each while
+other jobs share the cores: `--epochs 10` is then the quick variant); a recipe with more scenes
+takes longer (the context-top net, its crops cut afresh, about 47 minutes). Writes
+vision/models/valuenet.onnx (colour) or valuenet-grey.onnx (grey) and the .json beside it
+(`--out` puts a candidate elsewhere), then prints held-out figures and the speed.
 
 Only images for which `vision.valuenet.is_training_image` holds are learnt from; the other half
 of every labelled set is kept out so the figures printed at the end (and by the benchmark) are
@@ -27,78 +39,68 @@ and for fitting the softmax temperature.
 Data: the real photo sets and renders under /work/shared/data (read through vision.evaluate, so
 the stretch fix and the 1280 px downscale are the reader's own) plus, when `vision.synth`
 imports, synthetic box-lid scenes. Positives are augmented in scale, light, blur, noise and
-JPEG, and cut from two kinds of box: the label box jittered in place, and the box the shipped
-detector (`vision/detector.py`, run on the very image as the reader runs it) gives for that
-die, matched by IoU >= 0.5 and nudged a little. The reader crops detector boxes, which sit
-differently from label boxes (shifted, tighter or looser), so the net learns from the boxes it
-will be given as well as from the labels' jitter. Negatives (class 0) are die-sized boxes on the
-background and boxes that catch only part of a die or straddle two; class 7 is a cocked die
-(renders, synth) or a die smeared by heavy motion blur.
+JPEG, and cut around the label box jittered in place, as a detector could box the die. With
+`--detector-share SHARE` that share of them is cut instead around the box the shipped detector
+(`vision/detector.py`, run on the very image as the reader runs it) gives for that die,
+matched by IoU >= 0.5 and nudged a little: the reader crops detector boxes, which sit
+differently from label boxes (shifted, tighter or looser). Negatives (class 0) are die-sized
+boxes on the background and boxes that catch only part of a die or straddle two; class 7 is a
+cocked die (renders, synth) or a die smeared by heavy motion blur.
 
-Besides `vision.synth`'s scenes, `edge_scene` renders calm trays of flat dice spread towards the
-floor's rim, where a mounted camera's perspective shows a strip of side face (with its pips) on
-every die: on the demo camera most of the clean dice left below the 0.9 line had
-p(unreadable) just over the reader's 0.02. Edits here change the crops: bump CACHE_VERSION (the
-cache key also covers `crop_for`'s module, `vision.synth` and the detector model).
+`--edge-scenes N` adds N scenes from `edge_scene`: calm trays of flat dice spread towards the
+floor's rim, where a mounted camera's perspective shows a strip of side face (with its pips)
+on every die, and where the clean dice the nets doubted on the demo camera lay (just over the
+reader's p(unreadable) limit). Edits here change the crops: bump CACHE_VERSION (the cache key
+also covers `crop_for`'s module, `vision.synth` and the detector model).
 
-Both are off by default (`--detector-share 0 --edge-scenes 0` is the recipe of the shipped
-models). Tried on 2026-11-22 with `--detector-share 0.5 --edge-scenes 400`, 10 epochs on busy
-cores: the demo's unsure dice fell from 24 to 5 of 913 (0 confident errors either way), but
-held-out certainty fell on the mounted renders (58.9 -> 49.1% of correct reads at >= 0.9) and
-loose renders (57.3 -> 53.9%), rune55 held-out value accuracy fell 84.6 -> 83.7%, and
-synthetic-hard confident errors rose 67 -> 70, so it was not adopted. Over the full 18
-epochs it was no better (rune55 held-out confident errors 6 -> 9, mounted and loose held-out
-certainty down 7.5 and 6 points). Those runs were in fact rim scenes alone: the spawned
-workers that cut the crops never received `--detector-share` (they do now, through the pool's
-initializer). Tried on 2026-11-22 (sixth session) with hard negatives, 18 epochs, as the
-colour net of the pair: worse everywhere (byler value accuracy 97.6 -> 95.7%, rune55 91.1 ->
-90.5%, mounted 94.2 -> 91.1%, loose 95.7 -> 94.7%): not adopted. Next: rim scenes seen through a
-wider lens (the renders use 66-102 degrees, synth 21-59), since wide-angle side faces are what
-the mounted renders punish.
+`--detector-share` and `--edge-scenes` are off by default (0 in every shipped recipe): rim
+scenes made the demo camera's clean dice surer but the held-out sets less certain and rune55's
+values worse, and with detector boxes and hard negatives besides they read every held-out set
+worse. The spawned workers that cut the crops receive these options through the pool's
+initializer (`_set_options`), like every other option that shapes a crop.
 
-Hard negatives (`--hard-negatives 6`, the default since the sixth session): every box the
-shipped detector gives on a training image that overlaps no labelled die is cut 6 times,
-augmented, as "not a die". Random background boxes seldom land on what the detector takes
-for a die (byler's grey counters, rune55's printed eyes, tray corners, box art), so the
-pair passed those on as dice: with it, byler precision 77.2 -> 99.4%, rune55 94.6 -> 97.0%,
-synthetic 97.9 -> 98.2% (300 scenes), value accuracy within a point either way.
+`--wide-scenes N` adds N scenes of `vision.synth`'s `wide` preset, whose wide lens shows tall
+side faces, the ones the mounted renders punish; the wide and lean nets learn from 500.
 
-`--teachers` (eighth session) adds the shipped nets' averaged answer as a soft target, to
-distil the four into one net and spend a quarter of the time. Tried with the four as
-teachers (`--orient --wide-scenes 500`, 70% of the loss on them): the student read about as
-well as one member, not as the four (synthetic confident errors 40 against 11, byler value
-96.9 against 98.1%), so the reader still averages the four.
+`--hard-negatives K` (6 by default, in every shipped recipe): every box the shipped detector
+gives on a training image that overlaps no labelled die is cut K times, augmented, as "not a
+die". Random background boxes seldom land on what the detector takes for a die (byler's grey
+counters, rune55's printed eyes, tray corners, box art), so without them the nets passed those
+on as dice and the reader's precision suffered; they hardly move value accuracy.
 
-`--cocked-scenes N` (ninth session) adds N scenes of 3-5 cocked dice each (hard, normal and
-wide in turn). The shipped lean net is `--orient --wide-scenes 500 --cocked-weight 8
---cocked-scenes 600`: as the fourth member, synthetic confident errors 11 -> 7 (500 scenes),
-byler level, rune55 -0.5 points. The same scenes in the wide net cost rune55 1.6 points;
-`--shallow-leans` (every other cocked scene leaning only 18-26 degrees, where the errors
-left lie) in the lean net did no better than without (confident errors 8, byler 98.0%,
-mounted 97.3 against 97.7%).
+`--teachers` adds the given nets' averaged answer as a soft target (`--distil-weight` of the
+loss), to distil several nets into one and spend a quarter of the time. Measured with the
+four members as teachers: the student reads about as well as one member, not as the four, so
+the reader averages the four and no shipped recipe uses it.
 
-`--crop-scale S` (tenth session) cuts crops S times the box's longer side instead of 1.15, so
-the net sees what a die rests on. The shipped context net (`valuenet-context.onnx`, which
-the reader asks only whether a certain read leans) is the lean recipe with `--crop-scale 1.6
---out vision/models/valuenet-context.onnx`: it reads values worse than the lean net (held-out
-byler 91.3 against 95.0%) but doubted four of the six cocked dice all four nets read as
-certain (synthetic confident errors 7 -> 3). With `--shallow-leans` besides it did worse
-(6 confident errors at the same 0.2 cut-off, and more right reads demoted); so did
-`--crop-scale 2.0` (5 at 0.2, 71 more right synthetic reads demoted: the die is too small
-in its crop, held-out byler 79.8%).
+`--cocked-scenes N` adds N scenes of 3-5 cocked dice each (hard, normal and wide in turn;
+`cocked_scene`), since a cocked die read by its clean top face is the commonest confident
+error and the presets show few leans. With `--cocked-weight 8` they make the lean net, the
+member quickest to doubt a lean, at little cost to the real sets' values; the wide net does
+without them, where they cost rune55 value accuracy. `--shallow-leans` (every other cocked
+scene leaning only 18-26 degrees, where the lean net's remaining confident errors lie) was
+measured in the lean
+and the context recipes and is no better: off by default.
 
-`--top-face-share SHARE` (thirty-sixth session) cuts that share of a synthetic cocked die's
-crops round its top face's box (`top_bbox`, from `vision.synth`) instead of the whole die's:
-the detector often boxes a leaning die's clean top face alone, which the other crops never
-frame so. The second context net (`valuenet-context-top.onnx`, averaged with the first) is
-the context recipe with `--top-face-share 0.5 --out vision/models/valuenet-context-top.onnx`
-(47 minutes with its crops cut afresh).
+`--crop-scale S` cuts crops S times the box's longer side instead of 1.15, so the net sees
+what a die rests on. The context net (`valuenet-context.onnx`) is the lean recipe at 1.6: it
+reads values worse than the lean net, the die being smaller in its crop, so the reader does
+not average it in, but it doubts cocked dice that all four members read as certain, which is
+all the reader asks of it. At 2.0 the die is too small in its crop: more right reads doubted
+and values worse still.
 
-`--exposure SHARE` shoots that share of augmented crops 0.45-2x
-brighter or darker, clipped, since the colour gains alone stop at 1.25 and a lamp that clips a
-glittery die's body to its pips' white made rune55 at 1.7x exposure read 79.8% (93.4% plain).
-Tried as the colour net and in the value nets' recipes, it read some sets better and others
-worse, so it is off by default (docs/development.md, *What has been measured and left out*).
+`--top-face-share SHARE` cuts that share of a synthetic cocked die's crops round its top
+face's box (`top_bbox`, from `vision.synth`) instead of the whole die's: the detector often
+boxes a leaning die's clean top face alone, which the other crops never frame so. The second
+context net (`valuenet-context-top.onnx`, averaged with the first) is the context recipe with
+`--top-face-share 0.5`.
+
+`--exposure SHARE` shoots that share of augmented crops 0.45-2x brighter or darker, clipped,
+since the colour gains alone stop at 1.25, and a lamp that clips a glittery die's body to its
+pips' white makes rune55 read far worse. Measured as the colour net and in the value nets'
+recipes, it read some sets better and others worse, so it is off by default
+(docs/development.md, *What has been measured and left out*). So are `--channel-shuffle` and
+`--fancy-scenes`, measured likewise.
 
 `--channels 3` cuts colour crops instead of grey ones (see `crop_for`): grey loses pips that
 differ from their die in hue more than in brightness, such as the red pips of byler's smoky
@@ -149,10 +151,9 @@ MAX_LONG_SIDE = 1280
 CACHE_VERSION = 6  # bump when the sampling below changes, so stale crops are not reused
 # Cocked dice are rare in scenes and their clean top face is the worst confident error
 # (the label wants null): many augmented copies teach "unreadable" for a leaning die.
-COCKED_WEIGHT = 3  # set from --cocked-weight. 8 was tried twice: on unturned grey crops
-# (better on synthetic and byler, worse on mounted renders) and on the turned colour net with
-# hard negatives (sixth session, in the pair: synthetic confident errors 24 -> 16 of 300 scenes,
-# but mounted held-out value accuracy 93.0 -> 89.1%, byler 97.6 -> 97.3%): not adopted.
+COCKED_WEIGHT = 3  # set from --cocked-weight. 3 in every recipe but the lean net's (8): at 8
+# the grey and the colour nets made fewer synthetic confident errors but read the mounted
+# renders' held-out values worse, so only the member meant to doubt leans takes it.
 MODELS = ROOT / "vision" / "models"
 OUT = {3: MODELS / "valuenet.onnx", 1: MODELS / "valuenet-grey.onnx"}  # by --channels
 # A die's box from the shipped detector counts as its own when they overlap this much (the
@@ -162,8 +163,8 @@ DET_IOU = 0.5
 DET_SHARE = 0.0  # set from --detector-share, in the workers too (`_set_options`)
 # Augmented crops per hard negative: a box the shipped detector gives on a training image that
 # overlaps no labelled die (IoU < HARD_IOU): tray corners, printed art, byler's grey counters,
-# rune55's printed eyes. Random background boxes rarely land on such things, so the net took
-# them for dice (byler's precision 77%). Set from --hard-negatives.
+# rune55's printed eyes. Random background boxes rarely land on such things, so without these
+# the net took them for dice (byler's precision above all). Set from --hard-negatives.
 HARD = 0
 HARD_IOU = 0.1  # below this a detection is nobody's die; between it and DET_IOU, a poor box
 CHANNELS = 1  # set from --channels likewise: grey (1) or colour (3) crops
@@ -473,7 +474,8 @@ def crops_for_scene(
         n = copies if role == FIT else 3
         n *= COCKED_WEIGHT if y == UNREADABLE else 1
         n_det = round(n * DET_SHARE) if det is not None else 0
-        # (No draw for it unless asked for: the other recipes cut the crops they always did.)
+        # (No draw for it unless asked for, so the other recipes' random draws, and so their
+        # crops, do not depend on it.)
         top = dice[i].get("top_bbox") if y == UNREADABLE and TOP_SHARE > 0 else None
         for c in range(n):
             smear = y != UNREADABLE and rng.random() < 0.03
@@ -586,9 +588,9 @@ def edge_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
 def cocked_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
     """A scene of the preset with three to five cocked dice, leaning on dice and walls.
 
-    The synthetic confident errors are cocked dice read by their clean top face (eighth
-    session: 10 of 11); the presets give one or two per hard scene, so the nets see few of
-    the rarer leans (shallow ones, or leaning outwards where a flat die's side face shows).
+    Most synthetic confident errors are cocked dice read by their clean top face; the presets
+    give one or two per hard scene, so the nets see few of the rarer leans (shallow ones, or
+    leaning outwards where a flat die's side face shows).
     """
     from vision import synth
 
@@ -605,9 +607,11 @@ def fancy_scene(seed: int, preset: str) -> tuple[np.ndarray, list[dict]]:
     """A scene of the preset whose dice are other makers': marbled, speckled, odd 1s and pips.
 
     The presets draw only the game's opaque dice, so everything the nets knew of marbled and
-    glittery dice came from the few real photos' training halves (rune55 held-out 88% against
-    93% over the whole set): veins and flecks are edges on the face that are not pips. Tried
-    in the colour net (eleventh session): it read real marbled dice no better (README).
+    glittery dice came from the few real photos' training halves, and rune55's held-out half,
+    where such dice are, reads worse than the sets of plain dice: veins and flecks are edges
+    on the face that are not pips. Measured in the colour net, it read real marbled dice no
+    better, so `--fancy-scenes` is off by default (docs/development.md, *What has been
+    measured and left out*).
     """
     from vision import synth
 
@@ -889,8 +893,7 @@ def teacher_probs(paths: list[Path], x: np.ndarray, batch: int = 4096) -> np.nda
 
     Grey members see the grey of the student's colour crop; turned crops are off their home
     ground (they learnt from square ones), but on held-out detector boxes the grey net still
-    lifts the colour nets' average on rune55 (84.5 -> 85.7% top-class accuracy) as it does in
-    the reader.
+    lifts the colour nets' average on rune55 as it does in the reader.
     """
     vn = ValueNet(paths)
     out = []
@@ -1103,10 +1106,10 @@ def main(argv: list[str] | None = None) -> int:
                          "faces)")
     ap.add_argument("--edge-scenes", type=int, default=0,
                     help="extra synthetic scenes of flat dice spread to the floor's rim "
-                         "(tried with 400: see the module docstring)")
+                         "(off in the shipped recipes: see the module docstring)")
     ap.add_argument("--detector-share", type=float, default=0.0,
                     help="share of a die's augmented crops cut around the detector's box "
-                         "(tried with 0.5: see the module docstring)")
+                         "(off in the shipped recipes: see the module docstring)")
     ap.add_argument("--hard-negatives", type=int, default=6,
                     help="augmented 'not a die' crops per detector box that overlaps no "
                          "labelled die (tray corners, printed art, counters)")
