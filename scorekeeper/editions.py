@@ -552,6 +552,9 @@ class Royale(Edition):
         extra.tiles = {c: make_tile(code, c) for c, code in faces.items()}
         extra.used.extend(faces.values())
         extra.pending = []
+        extra.closed = set()
+        for tile in extra.tiles.values():
+            tile.setup(state)
         for casino, code in faces.items():
             state.notice("tile", tile=code, name=FACES[code], casino=casino,
                          did="drawn")

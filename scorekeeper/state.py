@@ -661,6 +661,11 @@ class GameState:
         """For effects: the dice of the roll last placed from."""
         return tuple(self.last["dice"]) if self.last and not self.last.get("neutral") else ()
 
+    @property
+    def last_placed(self) -> int | None:
+        """For effects: the number placed from the last roll."""
+        return self.last.get("value") if self.last else None
+
     def hand_of(self, name: str) -> Mapping[DiceKey, int]:
         """For effects: the dice `name` has left to roll (a copy)."""
         return dict(self.hands[self.seat_of[name]])

@@ -107,6 +107,8 @@ class RoyaleTiles(RoyaleChips):
     tiles: dict[int, Tile] = field(default_factory=dict)
     used: list[str] = field(default_factory=list)
     pending: list[Pending] = field(default_factory=list)
+    closed: set[int] = field(default_factory=set)
+    """Casinos no die may enter or leave (No Entry!'s token)."""
 
 
 def tiles_of(table: Table) -> RoyaleTiles:
@@ -231,6 +233,9 @@ class Tile(CasinoEffect):
 
     def view(self, table: Table) -> dict[str, Any]:
         return {}
+
+    def setup(self, table: Table) -> None:
+        """Put out what the tile's "Setup:" puts into the casinos at the round's start."""
 
     def did(self, table: Table, what: str, **data: Any) -> None:
         table.notice("tile", tile=self.code, name=self.name, casino=self.casino, did=what,
@@ -446,20 +451,26 @@ class NiceDice(Tile):
         self.spaces: dict[int, DiceKey] = {}
 
     def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
-        rolled = [d for d in state.last_roll if d.value is not None]
+        colour = colour_of(state, owner)
+        hand = state.hand_of(owner)
+        placed = {(d.value, d.big) for d in dice}
+        rolled = {(d.value, d.big) for d in state.last_roll
+                  if d.value is not None and d.value != state.last_placed
+                  and hand.get((colour, d.big))}
+        options = sorted(placed | rolled, key=lambda k: (k[1], k[0]))
         choices = [self.choice("keep")]
-        choices += [self.choice("die", v) for v in sorted({d.value for d in rolled
-                                                           if not d.big})]  # type: ignore
-        choices += [self.choice("biggy", d.value) for d in rolled if d.big]
+        choices += [self.choice("biggy" if big else "die", v) for v, big in options]
+        where = "here" if dice else "in hand"
         self.ask(state, owner, "Nice Dice: put a die you just rolled or placed here onto the "
-                               "tile's space of its number?", choices)
+                               "tile's space of its number?", choices,
+                 step=f"placed:{dice[0].value}" if dice else f"placed:{where}")
 
     def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
         if action.choice == "keep" or action.value is None:
             return
         colour, big, value = colour_of(table, pending.player), action.choice == "biggy", \
             action.value
-        if value == self.casino:  # one of the dice just placed here
+        if pending.step == f"placed:{value}":  # one of the dice just placed here
             table.remove_dice(self.casino, colour, 1, big)
         else:  # one of the dice rolled and not placed: still in the hand
             table.take_from_hand(pending.player, colour, big)
@@ -628,9 +639,234 @@ class FiftyFifty(Tile):
                 else None, "last": self.last or None}
 
 
+GRAY = "gray"
+"""The nine blank gray dice: an imaginary player's wherever they lie in a casino."""
+
+
+def open_casinos(table: Table) -> list[int]:
+    closed = tiles_of(table).closed
+    return [c for c in range(1, 7) if c not in closed]
+
+
+def shift_choices(tile: Tile, table: Table, name: str) -> list[TileChoice]:
+    """ "rotate one of your remaining dice to any number of your choice and then place it in
+    the corresponding casino [...] or return one of your dice from any casino to your
+    supply": "rotate"/"rotate_biggy" to casino v, "return"/"return_biggy" from casino c."""
+    colour = colour_of(table, name)
+    hand = table.hand_of(name)
+    out = []
+    for big, word in ((False, "rotate"), (True, "rotate_biggy")):
+        if hand.get((colour, big)):
+            out += [tile.choice(word, c) for c in open_casinos(table)]
+    for big, word in ((False, "return"), (True, "return_biggy")):
+        out += [tile.choice(word, c) for c in open_casinos(table)
+                if table.dice_in(c).get((colour, big))]
+    return out
+
+
+def shift(tile: Tile, table: Table, name: str, action: TileChoice) -> None:
+    """Carry out one of `shift_choices`: no tile is activated by it."""
+    colour, big = colour_of(table, name), action.choice.endswith("_biggy")
+    casino = action.value or 0
+    if action.choice.startswith("rotate"):
+        table.take_from_hand(name, colour, big)
+        table.add_dice(casino, colour, 1, big)
+    else:
+        table.remove_dice(casino, colour, 1, big)
+        table.give_to_hand(name, colour, big)
+    tile.did(table, action.choice, player=name, to=casino)
+
+
+class BlockIt(Tile):
+    """F1: "Place the nine blank gray dice on the dice space clusters of this tile, as
+    indicated (2x 1, 2x 2, 1x 3 dice). When activated: Choose one dice space cluster, take all
+    blank dice from it and place them in one casino of your choice. During this round and
+    during payout, treat any blank dice in casinos as belonging to an imaginary player." """
+
+    code = "F1"
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.clusters = [1, 1, 2, 2, 3]
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        if self.clusters:
+            self.ask(state, owner, "Block It!: which cluster of blank dice?",
+                     [self.choice("cluster", n) for n in sorted(set(self.clusters))],
+                     step="cluster")
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        if pending.step == "cluster":
+            self.ask(table, pending.player, f"Block It!: put the {action.value} blank dice in "
+                                            f"which casino?",
+                     [self.choice("casino", c) for c in open_casinos(table)],
+                     step=f"casino:{action.value}")
+            return
+        n = int(pending.step.split(":")[1])
+        self.clusters.remove(n)
+        table.add_dice(action.value or 0, GRAY, n)
+        self.did(table, "blank", player=pending.player, dice=n, to=action.value)
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"clusters": list(self.clusters)}
+
+
+class Handicap(Tile):
+    """F2: "Distribute the nine gray blank dice as follows: one die each in casinos 1-3, two
+    dice each in casinos 4-6. When activated: Choose one blank die from any casino and place
+    it onto an empty die picture on this tile. You get the reward shown: 1 chip (2x) or
+    $30,000 (3x) or one of these two options (4x) [...] You don't have to pick up any blank
+    die, but you only get a reward if you do." """
+
+    code = "F2"
+    pictures: ClassVar[dict[str, int]] = {"chip": 2, "money": 3, "option": 4}
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.filled: Counter[str] = Counter()
+
+    def setup(self, table: Table) -> None:
+        for casino in range(1, 7):
+            table.add_dice(casino, GRAY, 1 if casino <= 3 else 2)
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        if not self.empty(state, owner):
+            return
+        choices = [self.choice("none")]
+        choices += [self.choice("take", c) for c in open_casinos(state)
+                    if state.dice_in(c).get((GRAY, False))]
+        if len(choices) > 1:
+            self.ask(state, owner, "Handicap: take a blank die from a casino?", choices,
+                     step="take")
+
+    def empty(self, table: Table, name: str) -> list[str]:
+        """The kinds of picture still empty that would give `name` something."""
+        out = [k for k, n in self.pictures.items() if self.filled[k] < n]
+        if "option" in out and not shift_choices(self, table, name):
+            out.remove("option")
+        return out
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        name = pending.player
+        if pending.step == "take":
+            if action.choice == "none":
+                return
+            table.remove_dice(action.value or 0, GRAY)
+            self.did(table, "blank", player=name, casino_from=action.value)
+            self.ask(table, name, "Handicap: onto which picture?",
+                     [self.choice(k) for k in self.empty(table, name)], step="picture")
+        elif pending.step == "picture":
+            self.filled[action.choice] += 1
+            if action.choice == "chip":
+                give_chips(table, name, 1, self.code)
+            elif action.choice == "money":
+                bank_pays(table, name, 30_000, self.code)
+            else:
+                self.ask(table, name, "Handicap: rotate a remaining die into a casino, or "
+                                      "return one of your dice from a casino?",
+                         shift_choices(self, table, name), step="shift")
+        else:
+            shift(self, table, name, action)
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"pictures": {k: {"filled": self.filled[k], "of": n}
+                             for k, n in self.pictures.items()}}
+
+
+class MyChoice(Tile):
+    """H2: "Throw both black extra dice and choose one of the results. Perform the
+    corresponding action: +1 chip, +2 chips, +$30,000, Activate any other tile, as if you had
+    just placed dice in that casino. [...] Rotate one of your remaining dice [...] or return
+    one of your dice from a casino to your supply. Place one of your remaining dice onto the
+    golden framed gray space. If the space is occupied, return that die to its owner before.
+    During payout, remove the die from the gray space and you get $60,000 from the bank." """
+
+    code = "H2"
+    golden_prize = 60_000
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.golden: DiceKey | None = None
+        self.thrown_dice: tuple[int, ...] = ()
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        self.ask(state, owner, "My Choice: throw both black dice", roll=Counter(BLACK_DICE))
+
+    def others(self, table: Table) -> list[int]:
+        closed = tiles_of(table).closed
+        return [c for c in sorted(tiles_of(table).tiles) if c != self.casino and c not in closed]
+
+    def open_faces(self, table: Table, name: str) -> list[int]:
+        colour = colour_of(table, name)
+        hand = table.hand_of(name)
+        possible = {1: True, 2: True, 3: True, 4: bool(self.others(table)),
+                    5: bool(shift_choices(self, table, name)),
+                    6: bool(hand.get((colour, False)) or hand.get((colour, True)))}
+        return [v for v in sorted(set(self.thrown_dice)) if possible[v]]
+
+    def thrown(self, table: Table, pending: Pending, dice: tuple[Die, ...]) -> None:
+        self.thrown_dice = tuple(sorted(d.value or 0 for d in dice))
+        self.did(table, "thrown", player=pending.player, thrown=list(self.thrown_dice))
+        faces = self.open_faces(table, pending.player)
+        if faces:
+            self.ask(table, pending.player, f"My Choice: which result, "
+                                            f"{' or '.join(map(str, faces))}?",
+                     [self.choice("result", v) for v in faces], step="result")
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        name = pending.player
+        if pending.step == "result":
+            self.result(table, name, action.value or 0)
+        elif pending.step == "activate":
+            other = tiles_of(table).tiles[action.value or 0]
+            self.did(table, "activate", player=name, other=other.code)
+            other.on_activate(table, other.casino, name, ())
+        elif pending.step == "golden":
+            colour, big = colour_of(table, name), action.choice == "biggy"
+            if self.golden is not None:
+                owner = next(p.name for p in table.players if p.colour == self.golden[0])
+                table.give_to_hand(owner, *self.golden)
+                self.did(table, "golden_back", player=owner)
+            table.take_from_hand(name, colour, big)
+            self.golden = (colour, big)
+            self.did(table, "golden", player=name, biggy=big)
+        else:
+            shift(self, table, name, action)
+
+    def result(self, table: Table, name: str, face: int) -> None:
+        self.did(table, "result", player=name, face=face)
+        if face in (1, 2):
+            give_chips(table, name, face, self.code)
+        elif face == 3:
+            bank_pays(table, name, 30_000, self.code)
+        elif face == 4:
+            self.ask(table, name, "My Choice: activate which other tile?",
+                     [self.choice("activate", c) for c in self.others(table)], step="activate")
+        elif face == 5:
+            self.ask(table, name, "My Choice: rotate a remaining die into a casino, or return "
+                                  "one of your dice from a casino?",
+                     shift_choices(self, table, name), step="shift")
+        else:
+            colour, hand = colour_of(table, name), table.hand_of(name)
+            self.ask(table, name, "My Choice: which of your remaining dice onto the golden "
+                                  "space?",
+                     [self.choice(w) for big, w in ((False, "die"), (True, "biggy"))
+                      if hand.get((colour, big))], step="golden")
+
+    def at_round_end(self, state: Table, casino: int) -> None:
+        if self.golden is not None:
+            owner = next(p.name for p in state.players if p.colour == self.golden[0])
+            bank_pays(state, owner, self.golden_prize, self.code)
+
+    def view(self, table: Table) -> dict[str, Any]:
+        owners = {p.colour: p.name for p in table.players}
+        return {"golden": None if self.golden is None else owners[self.golden[0]]}
+
+
 TILE_CLASSES: dict[str, type[Tile]] = {
     cls.code: cls for cls in (HighFive, BadLuck, PayDay, Jackpot, DoubleDown, LuckyPunch,
-                              NiceDice, Knockout, PrimeTime, FiftyFifty)
+                              NiceDice, Knockout, PrimeTime, FiftyFifty, BlockIt, Handicap,
+                              MyChoice)
 }
 """The faces built so far; the option `tiles` is refused until all sixteen are."""
 

@@ -112,6 +112,11 @@ class Table(Protocol):
         """The dice of the last roll a player placed from (`actions.Die`s), or ()."""
         ...
 
+    @property
+    def last_placed(self) -> int | None:
+        """The number the player placed from that roll (None: they passed)."""
+        ...
+
     def hand_of(self, name: str) -> Mapping[tuple[str, bool], int]:
         """The dice `name` has still to roll this round, (colour, big) -> count (a copy)."""
         ...

@@ -744,3 +744,166 @@ def test_fifty_fifty_climbs_to_60000_at_most() -> None:
     assert state.legal_actions() == [TileChoice("B2", "take")]
     state.apply_action(TileChoice("B2", "take"))
     assert state.money("anna") == 60_000
+
+
+def test_block_it_puts_a_cluster_of_blank_dice_in_any_casino() -> None:
+    """BLOCK IT! (F1): "Place the nine blank gray dice on the dice space clusters of this
+    tile, as indicated (2x 1, 2x 2, 1x 3 dice). When activated: Choose one dice space cluster,
+    take all blank dice from it and place them in one casino of your choice." """
+    state = game(["F1"])
+    casino = casino_of(state, "F1")
+    turn(state, casino, 1)
+    assert {a.value for a in state.legal_actions()} == {1, 2, 3}
+    state.apply_action(TileChoice("F1", "cluster", 2))
+    assert {a.value for a in state.legal_actions()} == {1, 2, 3, 4, 5, 6}
+    state.apply_action(TileChoice("F1", "casino", 5))
+    assert state.casinos[5].dice[("gray", False)] == 2
+    assert tile_view(state, "F1")["clusters"] == [1, 1, 2, 3]
+
+
+def test_block_it_blank_dice_are_an_imaginary_player() -> None:
+    """BLOCK IT! (F1): "treat any blank dice in casinos as belonging to an imaginary player.
+    Example: [...] contains 1 blue, 1 yellow, and 2 red dice. You add 2 blank dice. [...] If
+    casino 2 stays that way, no player will win any money there." """
+    players = [("anna", "red"), ("ben", "blue"), ("carla", "yellow")]
+    state = game(["F1"], players=players)
+    casino = casino_of(state, "F1")
+    turn(state, 2, 2)  # anna: 2 red in casino 2
+    turn(state, 2, 1)  # ben: 1 blue
+    turn(state, 2, 1)  # carla: 1 yellow
+    turn(state, casino, 1)  # anna activates Block It!
+    state.apply_action(TileChoice("F1", "cluster", 2))
+    state.apply_action(TileChoice("F1", "casino", 2))
+    finish_round(state)
+    casino2 = state.round_results[0]["casinos"][1]
+    assert casino2["payouts"] == []  # gray 2 ties red 2, blue 1 ties yellow 1
+    assert set(casino2["cancelled"]) == {"anna", "ben", "carla", "gray"}
+
+
+def test_block_it_in_two_player_game_blank_and_neutral_are_different_players() -> None:
+    """BLOCK IT! (F1): "In the 2-player game, the neutral dice that were placed at the
+    beginning of the round and the blank gray dice count for different imaginary players!" """
+    state = GameState.new("royale", [("anna", "red"), ("ben", "blue")],
+                          {"tiles": 1, "tile_pool": ["F1"]})
+    state.apply_action(Deal())
+    state.apply_action(Roll(tuple(Die("white", 5) for _ in range(8))))
+    turn(state, casino_of(state, "F1"), 1)
+    state.apply_action(TileChoice("F1", "cluster", 3))
+    state.apply_action(TileChoice("F1", "casino", 5))
+    assert state.weights(5) == {"white": 8, "gray": 3}
+
+
+def test_handicap_setup_puts_nine_blank_dice_in_the_casinos() -> None:
+    """HANDICAP (F2): "one die each in casinos 1-3, two dice each in casinos 4-6." """
+    state = game(["F2"])
+    assert [state.casinos[c].dice[("gray", False)] for c in range(1, 7)] == [1, 1, 1, 2, 2, 2]
+
+
+def test_handicap_a_blank_die_onto_a_picture_gives_its_reward() -> None:
+    """HANDICAP (F2): "Choose one blank die from any casino and place it onto an empty die
+    picture on this tile. You get the reward shown: 1 chip (2x) or $30,000 (3x) [...] You
+    don't have to pick up any blank die, but you only get a reward if you do." """
+    state = game(["F2"])
+    casino = casino_of(state, "F2")
+    turn(state, casino, 1)  # anna
+    assert TileChoice("F2", "none") in state.legal_actions()
+    state.apply_action(TileChoice("F2", "take", 4))
+    assert state.casinos[4].dice[("gray", False)] == 1
+    assert set(state.legal_actions()) == {TileChoice("F2", k) for k in ("chip", "money",
+                                                                        "option")}
+    state.apply_action(TileChoice("F2", "money"))
+    assert state.money("anna") == 30_000
+    turn(state, casino, 1)  # ben takes nothing, gets nothing
+    state.apply_action(TileChoice("F2", "none"))
+    assert state.money("ben") == 0 and state.chips["ben"] == 2
+    for name in ("carla", "anna"):  # both chip pictures
+        turn(state, casino, 1)
+        state.apply_action(TileChoice("F2", "take", 5))
+        state.apply_action(TileChoice("F2", "chip"))
+        assert state.chips[name] == 3
+    turn(state, casino, 1)  # ben: no chip picture is left
+    state.apply_action(TileChoice("F2", "take", 6))
+    assert TileChoice("F2", "chip") not in state.legal_actions()
+
+
+def test_handicap_option_rotates_a_remaining_die_or_returns_one() -> None:
+    """HANDICAP (F2): "to rotate one of your remaining dice to any number of your choice and
+    then place it in the corresponding casino (this will not activate it!) or return one of
+    your dice from any casino to your supply." """
+    state = game(["F2"])
+    casino = casino_of(state, "F2")
+    turn(state, 6, 1)  # anna: one die in casino 6
+    turn(state, 6, 1)
+    turn(state, 6, 1)
+    turn(state, casino, 1)  # anna
+    state.apply_action(TileChoice("F2", "take", 6))
+    state.apply_action(TileChoice("F2", "option"))
+    legal = set(state.legal_actions())
+    assert TileChoice("F2", "rotate", 4) in legal and TileChoice("F2", "return", 6) in legal
+    assert TileChoice("F2", "rotate_biggy", 2) in legal
+    state.apply_action(TileChoice("F2", "rotate", 4))
+    assert state.weights(4) == {"anna": 1, "gray": 2} and state.dice_left("anna") == 5
+    for _ in range(2):
+        turn(state, 6, 1)
+    turn(state, casino, 1)  # anna returns her die from casino 6 to her dice
+    state.apply_action(TileChoice("F2", "take", 5))
+    state.apply_action(TileChoice("F2", "option"))
+    state.apply_action(TileChoice("F2", "return", 6))
+    assert state.weights(6) == {"ben": 2, "carla": 2, "gray": 1}
+    assert state.dice_left("anna") == 5
+
+
+def _my_choice(thrown: tuple[int, int], faces: list[str] | None = None) -> GameState:
+    state = game(faces or ["H2"], n_tiles=len(faces or ["H2"]))
+    turn(state, casino_of(state, "H2"), 1)
+    state.apply_action(black(*thrown))
+    return state
+
+
+def test_my_choice_choose_one_of_the_two_results() -> None:
+    """MY CHOICE (H2): "Throw both black extra dice and choose one of the results. Perform the
+    corresponding action: +1 chip, +2 chips, +$30,000" (the results 1, 2, 3)."""
+    state = _my_choice((2, 3))
+    assert set(state.legal_actions()) == {TileChoice("H2", "result", 2),
+                                          TileChoice("H2", "result", 3)}
+    state.apply_action(TileChoice("H2", "result", 2))
+    assert state.chips["anna"] == 4
+    state = _my_choice((3, 1))
+    state.apply_action(TileChoice("H2", "result", 3))
+    assert state.money("anna") == 30_000
+
+
+def test_my_choice_activates_another_tile() -> None:
+    """MY CHOICE (H2): "Activate any other tile, as if you had just placed dice in that
+    casino." (result 4)"""
+    state = _my_choice((4, 4), ["H2", "D1"])
+    state.apply_action(TileChoice("H2", "result", 4))
+    other = casino_of(state, "D1")
+    assert state.legal_actions() == [TileChoice("H2", "activate", other)]
+    state.apply_action(TileChoice("H2", "activate", other))
+    # Pay Day counts the casinos with anna's dice: the My Choice casino only: one chip.
+    assert state.chips["anna"] == 3
+
+
+def test_my_choice_rotate_or_return_and_the_golden_space() -> None:
+    """MY CHOICE (H2): result 5 "Rotate one of your remaining dice [...] or return one of your
+    dice from a casino to your supply", result 6 "Place one of your remaining dice onto the
+    golden framed gray space. If the space is occupied, return that die to its owner before.
+    During payout [...] you get $60,000 from the bank." """
+    state = _my_choice((5, 6))
+    state.apply_action(TileChoice("H2", "result", 5))
+    state.apply_action(TileChoice("H2", "rotate", 4))
+    assert state.weights(4) == {"anna": 1} and state.dice_left("anna") == 6
+    casino = casino_of(state, "H2")
+    turn(state, casino, 1)  # ben
+    state.apply_action(black(6, 6))
+    state.apply_action(TileChoice("H2", "result", 6))
+    state.apply_action(TileChoice("H2", "die"))
+    assert tile_view(state, "H2")["golden"] == "ben" and state.dice_left("ben") == 6
+    turn(state, casino, 1)  # carla takes the space: ben's die goes back to him
+    state.apply_action(black(6, 1))
+    state.apply_action(TileChoice("H2", "result", 6))
+    state.apply_action(TileChoice("H2", "biggy"))
+    assert tile_view(state, "H2")["golden"] == "carla" and state.dice_left("ben") == 7
+    finish_round(state)
+    assert bank_paid(state, "H2")[-1] == ("carla", 60_000)
