@@ -37,6 +37,13 @@ class CasinoEffect:
         """Called when `owner` placed dice from a roll into `casino` on their turn: what
         Royale calls activating the casino's tile (neutral dice and effects' dice do not)."""
 
+    def on_turn(self, state: Table, name: str) -> None:
+        """Called when `name`'s turn begins, before they roll: an offer made instead of the
+        roll is asked here."""
+
+    def after_action(self, state: Table, casino: int) -> None:
+        """Called after every action: what holds "at any time during the round"."""
+
     def before_round_end(self, state: Table, casino: int) -> None:
         """Called once the last die is placed, before any payout: a decision the round's end
         asks for (a tile's) is asked here."""

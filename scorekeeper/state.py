@@ -217,6 +217,7 @@ class GameState:
         self.round_results: list[dict[str, Any]] = []
         self.effects: dict[int, list[CasinoEffect]] = {}
         self.ending = False
+        self.awaiting_roll = False
         self.log: list[dict[str, Any]] = []
         self._begin_round()
 
@@ -383,6 +384,9 @@ class GameState:
             self._tile_choice(action)
         else:
             self._pass(action)
+        for casino in CASINOS:
+            for effect in self.effects.get(casino, ()):
+                effect.after_action(self, casino)
         self.history.append(action)
         self._log(action, before, spent)
 
@@ -579,8 +583,15 @@ class GameState:
             self.phase = "tile"
         elif self.ending:
             self._end_round()
+        elif self.awaiting_roll:
+            self.awaiting_roll = False
+            self.phase = "roll"
         else:
             self._advance()
+
+    def end_turn(self) -> None:
+        """For effects: the turn a decision was asked before is spent without a roll."""
+        self.awaiting_roll = False
 
     def _tile_choice(self, action: TileChoice) -> None:
         if self.phase != "tile":
@@ -720,6 +731,7 @@ class GameState:
             seat = (self.to_move + k) % n
             if self.hands[seat]:
                 self.to_move, self.phase = seat, "roll"
+                self._start_turn(self.players[seat].name)
                 return
         self.ending = True
         for casino in CASINOS:
@@ -730,13 +742,21 @@ class GameState:
             return
         self._end_round()
 
+    def _start_turn(self, name: str) -> None:
+        """A turn begins: a tile may first offer something instead of the roll."""
+        for casino in CASINOS:
+            for effect in self.effects.get(casino, ()):
+                effect.on_turn(self, name)
+        if self.edition.pending(self) is not None:
+            self.phase, self.awaiting_roll = "tile", True
+
     def _begin_round(self) -> None:
         self.hands = [+self.edition.hand(self, seat) for seat in range(len(self.players))]
         self.pool = self.edition.start_pool(self)
         self.effects = self.edition.effects_for_round(self)
         self.edition.start_round(self)
         self.phase, self.to_move, self.roll = "deal", None, None
-        self.ending = False
+        self.ending = self.awaiting_roll = False
 
     def payout_now(self, casino: int) -> CasinoPayout:
         """What `casino` pays if the round ended now: the round end's own reckoning."""

@@ -455,7 +455,7 @@ class NiceDice(Tile):
         hand = state.hand_of(owner)
         placed = {(d.value, d.big) for d in dice}
         rolled = {(d.value, d.big) for d in state.last_roll
-                  if d.value is not None and d.value != state.last_placed
+                  if d.value is not None and d.value != state.last_placed and d.colour == colour
                   and hand.get((colour, d.big))}
         options = sorted(placed | rolled, key=lambda k: (k[1], k[0]))
         choices = [self.choice("keep")]
@@ -863,10 +863,75 @@ class MyChoice(Tile):
         return {"golden": None if self.golden is None else owners[self.golden[0]]}
 
 
+class PowerPlay(Tile):
+    """D2: "After placing your dice on this casino, if you, alone, have more dice here than
+    any other player, take the token (from the tile or from an opponent) [...] On your next
+    turn, if you still have the token, you may pass the turn. If you do, rotate one of your
+    remaining dice to a number of your choice and place it in the corresponding casino and
+    resolve any effects that might have. If at any time during the round no player has a
+    clear dice majority, the token is returned to the tile." """
+
+    code = "D2"
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.holder: str | None = None
+        self.offer: str | None = None
+
+    def leader(self, table: Table) -> str | None:
+        """Who alone has the most dice here (an imaginary player too), or None."""
+        owners = {p.colour: p.name for p in table.players}
+        weights: Counter[str] = Counter()
+        for (colour, big), n in table.dice_in(self.casino).items():
+            weights[owners.get(colour, colour)] += n * (2 if big else 1)
+        ranked = weights.most_common(2)
+        if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+            return None
+        return ranked[0][0]
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        if self.leader(state) == owner and self.holder != owner:
+            self.holder = self.offer = owner
+            self.did(state, "token", player=owner)
+
+    def after_action(self, state: Table, casino: int) -> None:
+        if self.holder is not None and self.leader(state) is None:
+            self.did(state, "returned", player=self.holder)
+            self.holder = self.offer = None
+
+    def on_turn(self, state: Table, name: str) -> None:
+        if self.offer != name:
+            return
+        self.offer = None  # "On your next turn": this one only
+        colour, hand = colour_of(state, name), state.hand_of(name)
+        choices = [self.choice("roll")]
+        for big, word in ((False, "power"), (True, "power_biggy")):
+            if hand.get((colour, big)):
+                choices += [self.choice(word, c) for c in open_casinos(state)]
+        self.ask(state, name, "Power Play: roll, or pass the turn and place one of your dice "
+                              "in a casino of your choice?", choices, step="turn")
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        if action.choice == "roll":
+            return
+        name, casino = pending.player, action.value or 0
+        colour, big = colour_of(table, name), action.choice == "power_biggy"
+        table.end_turn()
+        table.take_from_hand(name, colour, big)
+        table.add_dice(casino, colour, 1, big)
+        self.did(table, "power", player=name, to=casino, biggy=big)
+        other = tiles_of(table).tiles.get(casino)
+        if other is not None:
+            other.on_activate(table, casino, name, (Die(colour, casino, big),))
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"token": self.holder}
+
+
 TILE_CLASSES: dict[str, type[Tile]] = {
     cls.code: cls for cls in (HighFive, BadLuck, PayDay, Jackpot, DoubleDown, LuckyPunch,
                               NiceDice, Knockout, PrimeTime, FiftyFifty, BlockIt, Handicap,
-                              MyChoice)
+                              MyChoice, PowerPlay)
 }
 """The faces built so far; the option `tiles` is refused until all sixteen are."""
 

@@ -129,6 +129,10 @@ class Table(Protocol):
         """Give `name` a die back to roll this round."""
         ...
 
+    def end_turn(self) -> None:
+        """The turn a tile's offer came before is spent without a roll (Power Play)."""
+        ...
+
     def payout_now(self, casino: int) -> Any:
         """What `casino` pays if the round ended now (a `payout.CasinoPayout`)."""
         ...

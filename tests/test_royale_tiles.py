@@ -907,3 +907,83 @@ def test_my_choice_rotate_or_return_and_the_golden_space() -> None:
     assert tile_view(state, "H2")["golden"] == "carla" and state.dice_left("ben") == 7
     finish_round(state)
     assert bank_paid(state, "H2")[-1] == ("carla", 60_000)
+
+
+def test_power_play_the_clear_majority_takes_the_token_a_tie_returns_it() -> None:
+    """POWER PLAY (D2): "if you, alone, have more dice here than any other player, take the
+    token [...] If at any time during the round no player has a clear dice majority, the token
+    is returned to the tile." """
+    state = game(["D2"])
+    casino = casino_of(state, "D2")
+    turn(state, casino, 2)  # anna alone has the most
+    assert tile_view(state, "D2")["token"] == "anna"
+    turn(state, casino, 2)  # ben ties her: nobody has a clear majority
+    assert tile_view(state, "D2")["token"] is None
+    turn(state, casino, 3)  # carla, alone with the most, takes it
+    assert tile_view(state, "D2")["token"] == "carla"
+
+
+def test_power_play_next_turn_pass_and_place_a_die_where_you_like() -> None:
+    """POWER PLAY (D2): "On your next turn, if you still have the token, you may pass the
+    turn. If you do, rotate one of your remaining dice to a number of your choice and place it
+    in the corresponding casino" """
+    state = game(["D2"])
+    casino = casino_of(state, "D2")
+    turn(state, casino, 2)  # anna takes the token
+    turn(state, 6, 1)
+    turn(state, 6, 1)
+    assert state.phase == "tile" and state.player_to_act() == "anna"
+    assert not state.is_chance_node()
+    legal = set(state.legal_actions())
+    assert TileChoice("D2", "roll") in legal and TileChoice("D2", "power", 5) in legal
+    assert TileChoice("D2", "power_biggy", 4) in legal
+    state.apply_action(TileChoice("D2", "power", 5))
+    assert state.weights(5) == {"anna": 1} and state.dice_left("anna") == 5
+    assert state.phase == "roll" and state.player_to_act() == "ben"
+    turn(state, 6, 1)
+    turn(state, 6, 1)
+    assert state.phase == "roll" and state.player_to_act() == "anna"  # "next turn" only
+
+
+def test_power_play_declined_the_turn_goes_on_with_a_roll() -> None:
+    state = game(["D2"])
+    casino = casino_of(state, "D2")
+    turn(state, casino, 2)
+    turn(state, 6, 1)
+    turn(state, 6, 1)
+    state.apply_action(TileChoice("D2", "roll"))
+    assert state.phase == "roll" and state.player_to_act() == "anna"
+    assert state.expected_roll() == Counter({("red", False): 5, ("red", True): 1})
+
+
+def test_power_play_die_resolves_the_effects_of_its_casino() -> None:
+    """POWER PLAY (D2): "place it in the corresponding casino and resolve any effects that
+    might have": here Jackpot's throw."""
+    state = game(["D2", "A2"], n_tiles=2)
+    power, jackpot = casino_of(state, "D2"), casino_of(state, "A2")
+    turn(state, power, 2)  # anna takes the token
+    turn(state, 6, 1)
+    turn(state, 6, 1)
+    state.apply_action(TileChoice("D2", "power", jackpot))
+    assert state.is_chance_node() and state.player_to_act() == "anna"
+    state.apply_action(black(3, 4))
+    assert state.money("anna") == 30_000 and state.weights(jackpot) == {"anna": 1}
+    assert state.phase == "roll" and state.player_to_act() == "ben"
+
+
+def test_block_it_example_power_play_token_returns() -> None:
+    """BLOCK IT! (F1): "Example: Casino 2 has the POWER PLAY tile and contains 1 blue, 1
+    yellow, and 2 red dice. You add 2 blank dice. The red player must immediately return the
+    POWER PLAY token to the tile." """
+    players = [("anna", "red"), ("ben", "blue"), ("carla", "yellow")]
+    state = game(["D2", "F1"], n_tiles=2, players=players)
+    power, block = casino_of(state, "D2"), casino_of(state, "F1")
+    turn(state, power, 2)  # red takes the token
+    turn(state, power, 1)  # blue
+    turn(state, power, 1)  # yellow
+    assert tile_view(state, "D2")["token"] == "anna"
+    state.apply_action(TileChoice("D2", "roll"))
+    turn(state, block, 1)  # anna activates Block It!
+    state.apply_action(TileChoice("F1", "cluster", 2))
+    state.apply_action(TileChoice("F1", "casino", power))
+    assert tile_view(state, "D2")["token"] is None
