@@ -2,6 +2,7 @@
 
 Public API: `GameState` (one game; legal actions, apply, undo, results), the action values,
 `pay_casino` (one casino's payout) and the exceptions. `store` keeps games in SQLite.
+Royale's casino tiles are in `tiles`; their decisions are `TileChoice` actions.
 `current_player()` answers CHANCE during the deal and TERMINAL at the end, as OpenSpiel does;
 `player_to_act()` is the name or None. Editions and effects see a game as a `Table` and keep
 what they add to it in their own `Extra`.
@@ -15,6 +16,7 @@ from .actions import (
     Pass,
     Place,
     Roll,
+    TileChoice,
     action_from_dict,
     agrees,
     by_face,
@@ -69,6 +71,7 @@ __all__ = [
     "RulesError",
     "StoreError",
     "Table",
+    "TileChoice",
     "UnknownNote",
     "ValueNotRolled",
     "WrongPhase",
