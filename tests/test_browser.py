@@ -7,14 +7,10 @@ Screenshots of every page in light and dark go to tests/screenshots/ for a perso
 
 from __future__ import annotations
 
-import json
 import random
 import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlparse
 
 import cv2
@@ -22,47 +18,21 @@ import pytest
 
 from scorekeeper import Deal
 from scorekeeper.simulate import players
-from scorekeeper.store import GameStore
-from tests.conftest import served_in_thread
-from web.app import Settings, create_app
+from tests.browsing import PHONE, PIN, Served, serve_table
 from web.session import TableSession
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SHOTS = Path(__file__).parent / "screenshots"
-PIN = "2468"
-PHONE = {"width": 390, "height": 844}
 
 
-@dataclass
-class Served:
-    url: str
-    table: TableSession
-    data_dir: Path
-    app: Any
 
-    def post(self, path: str, body: dict) -> tuple[int, dict]:
-        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json",
-                                              "X-Table-Pin": PIN}, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=5) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    tmp = tmp_path_factory.mktemp("table")
-    store = GameStore(tmp)
-    table = TableSession(store, tmp, "demo", reader=object(), players=players(3), seed=4,
-                         auto_deal=False)
-    app = create_app(table, Settings(pin=PIN, keepalive=5))
-    with served_in_thread(app, threads=12) as port:
-        yield Served(f"http://127.0.0.1:{port}", table, tmp, app)
-        table.stop()
-    store.close()
+    with serve_table(tmp_path_factory.mktemp("table")) as served:
+        yield served
 
 
 ERRORS: list[str] = []

@@ -19,30 +19,20 @@ import pytest
 
 from scorekeeper import Deal, GameState, Pass, Place
 from scorekeeper.simulate import players
-from scorekeeper.store import GameStore
-from tests.conftest import served_in_thread
-from tests.test_browser import PHONE, PIN, Served, demo_photo
-from web.app import PHOTO_WIDTHS, Settings, create_app
-from web.session import TableSession
+from tests.browsing import LAPTOP, PHONE, Served, serve_table
+from tests.test_browser import demo_photo
+from web.app import PHOTO_WIDTHS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LAPTOP = {"width": 1280, "height": 800}
 SIZES = {"phone": (PHONE, True), "laptop": (LAPTOP, False)}
 ERRORS: list[str] = []
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    tmp = tmp_path_factory.mktemp("scoreboard")
-    store = GameStore(tmp)
-    table = TableSession(store, tmp, "demo", reader=object(), players=players(3), seed=4,
-                         auto_deal=False)
-    app = create_app(table, Settings(pin=PIN, keepalive=5))
-    with served_in_thread(app, threads=12) as port:
-        yield Served(f"http://127.0.0.1:{port}", table, tmp, app)
-        table.stop()
-    store.close()
+    with serve_table(tmp_path_factory.mktemp("scoreboard")) as served:
+        yield served
 
 
 @pytest.fixture(params=sorted(SIZES))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,11 @@ import pytest
 
 from scorekeeper import Deal, Place
 from scorekeeper.simulate import players
-from scorekeeper.store import GameStore
-from tests.conftest import served_in_thread
-from web.app import Settings, create_app
-from web.session import TableSession
+from tests.browsing import LAPTOP, PHONE, PIN, Served, serve_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-PIN = "2468"
 SHOTS = Path("/tmp/shell")
-PHONE = {"width": 390, "height": 844}
-LAPTOP = {"width": 1280, "height": 800}
 SIZES = [pytest.param(PHONE, id="phone"), pytest.param(LAPTOP, id="laptop")]
 # A real table: a turn (throw, count, decide, place) takes about 15 s, so about 4 rolls a
 # minute. The test plays faster than that; what it measures is the bytes of each roll.
@@ -38,25 +31,13 @@ FIRST_LOAD_MAX = 100_000
 MINUTE_MAX = 300_000
 
 
-@dataclass
-class Served:
-    url: str
-    table: TableSession
-    data_dir: Path
-    app: Any
+
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    tmp = tmp_path_factory.mktemp("shell")
-    store = GameStore(tmp)
-    table = TableSession(store, tmp, "demo", reader=object(), players=players(3), seed=4,
-                         auto_deal=False)
-    app = create_app(table, Settings(pin=PIN, keepalive=5))
-    with served_in_thread(app, threads=12) as port:
-        yield Served(f"http://127.0.0.1:{port}", table, tmp, app)
-        table.stop()
-    store.close()
+    with serve_table(tmp_path_factory.mktemp("shell")) as served:
+        yield served
 
 
 ERRORS: list[str] = []

@@ -1,0 +1,58 @@
+"""What the browser tests share: the real app served by waitress on a free port, with a table
+session whose frame loop never runs (the tests act through the API, as the host would, or
+through the session, as the camera would), and the sizes pages are looked at."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scorekeeper.simulate import players
+from scorekeeper.store import GameStore
+from tests.conftest import served_in_thread
+from web.app import Settings, create_app
+from web.session import TableSession
+
+PIN = "2468"
+PHONE = {"width": 390, "height": 844}
+LAPTOP = {"width": 1280, "height": 800}
+
+
+@dataclass
+class Served:
+    url: str
+    table: TableSession
+    data_dir: Path
+    app: Any
+
+    def post(self, path: str, body: dict, method: str = "POST") -> tuple[int, dict]:
+        """A JSON write with the table PIN: the status and the answer."""
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json",
+                                              "X-Table-Pin": PIN}, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+
+@contextmanager
+def serve_table(folder: Path) -> Iterator[Served]:
+    """A 3-player classic table, dealt by hand, served until the block ends."""
+    store = GameStore(folder)
+    table = TableSession(store, folder, "demo", reader=object(), players=players(3), seed=4,
+                         auto_deal=False)
+    app = create_app(table, Settings(pin=PIN, keepalive=5))
+    try:
+        with served_in_thread(app, threads=12) as port:
+            yield Served(f"http://127.0.0.1:{port}", table, folder, app)
+            table.stop()
+    finally:
+        store.close()
