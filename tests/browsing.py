@@ -5,6 +5,7 @@ through the session, as the camera would), and the sizes pages are looked at."""
 from __future__ import annotations
 
 import json
+import random
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scorekeeper import Deal, Place
 from scorekeeper.simulate import players
 from scorekeeper.store import GameStore
 from tests.conftest import served_in_thread
@@ -56,3 +58,20 @@ def serve_table(folder: Path) -> Iterator[Served]:
             table.stop()
     finally:
         store.close()
+
+
+def play(table: TableSession, turns: int, seed: int = 1, passes: bool = True) -> None:
+    """Random legal turns, as the camera would report them (`passes`: a pass may be one)."""
+    rng = random.Random(seed)
+    for _ in range(turns):
+        st = table.game.state
+        if st.is_over():
+            return
+        if st.phase == "deal":
+            table.apply(Deal())
+        elif st.phase in ("roll", "neutral"):
+            table.apply(st.random_roll(rng))
+        else:
+            legal = st.legal_actions()
+            table.apply(rng.choice(legal if passes else
+                                   [a for a in legal if isinstance(a, Place)] or legal))

@@ -7,7 +7,6 @@ Screenshots of every page in light and dark go to tests/screenshots/ for a perso
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +15,8 @@ from urllib.parse import urlparse
 import cv2
 import pytest
 
-from scorekeeper import Deal
 from scorekeeper.simulate import players
-from tests.browsing import PHONE, PIN, Served, serve_table
-from web.session import TableSession
+from tests.browsing import PHONE, PIN, Served, play, serve_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -61,21 +58,6 @@ def fresh_game(served: Served, seed: int = 4, **extra) -> None:
         "edition": "classic", "seed": seed,
         "players": [{"name": n, "colour": c} for n, c in players(3)], **extra})
     assert status == 200, body
-
-
-def play(table: TableSession, turns: int, seed: int = 1) -> None:
-    """Random legal turns, as the camera would report them."""
-    rng = random.Random(seed)
-    for _ in range(turns):
-        st = table.game.state
-        if st.is_over():
-            return
-        if st.phase == "deal":
-            table.apply(Deal())
-        elif st.phase in ("roll", "neutral"):
-            table.apply(st.random_roll(rng))
-        else:
-            table.apply(rng.choice(st.legal_actions()))
 
 
 def demo_photo(served: Served, colours: tuple[str, ...], values: tuple[int, ...],

@@ -7,7 +7,6 @@ phone would) or the session (as the camera would), and through the page as the h
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,9 +14,9 @@ from typing import Any
 import cv2
 import pytest
 
-from scorekeeper import Deal, Place
 from scorekeeper.simulate import players
 from tests.browsing import LAPTOP, PHONE, PIN, Served, serve_table
+from tests.browsing import play as shared_play
 from web.session import TableSession
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -73,18 +72,7 @@ def fresh_game(served: Served, edition: str = "classic", n: int = 3, **extra: An
 
 
 def play(table: TableSession, turns: int, seed: int = 1) -> None:
-    rng = random.Random(seed)
-    for _ in range(turns):
-        st = table.game.state
-        if st.is_over():
-            return
-        if st.phase == "deal":
-            table.apply(Deal())
-        elif st.phase in ("roll", "neutral"):
-            table.apply(st.random_roll(rng))
-        else:
-            table.apply(rng.choice([a for a in st.legal_actions() if isinstance(a, Place)]
-                                   or st.legal_actions()))
+    shared_play(table, turns, seed, passes=False)
 
 
 def until(table: TableSession, done: Any, seed: int = 1) -> None:
