@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import cv2
 import pytest
 
 from scorekeeper.simulate import players
 from tests.browsing import LAPTOP, PHONE, PIN, Served, serve_table
 from tests.browsing import play as shared_play
+from tests.test_browser import demo_photo
 from web.session import TableSession
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -85,21 +85,7 @@ def until(table: TableSession, done: Any, seed: int = 1) -> None:
 
 def roll_photo(served: Served, colours: tuple[str, ...], values: tuple[int, ...]) -> str:
     """A rendered tray photo in the current game's photo folder; its name."""
-    from vision.demo import DemoSource, Turn
-
-    src = DemoSource(iter([Turn("p", colours, values, values[0])]), seed=3, size=(960, 720),
-                     realtime=False)
-    while True:
-        frame = src.read()
-        assert frame is not None
-        if frame.meta["truth"]["phase"] == "settled":
-            break
-    gid = served.table.game.id
-    folder = served.data_dir / "photos" / gid
-    folder.mkdir(parents=True, exist_ok=True)
-    name = f"event-{served.table.game.events:05d}.jpg"
-    cv2.imwrite(str(folder / name), frame.image)
-    return f"{gid}/{name}"
+    return demo_photo(served, colours, values, values[0])[0]
 
 
 def choosing_with_a_photo(served: Served, **game: Any) -> None:
