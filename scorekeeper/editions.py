@@ -120,6 +120,10 @@ class Edition:
         """Dice colours in this game's box that no player may take: the imaginary players'."""
         return self.imaginary_colours()
 
+    def reserved_for(self, colour: str) -> str:
+        """Whose dice a colour of `reserved_colours` is, in words."""
+        return "the neutral dice's colour"
+
     def hand(self, state: Table, seat: int) -> Counter[DiceKey]:
         """The dice a player holds at the start of each round."""
         colour = state.players[seat].colour
@@ -186,6 +190,10 @@ class Edition:
         return "note"
 
     # --- turns -------------------------------------------------------------------------
+    def closed_casinos(self, state: Table) -> set[int]:
+        """Casinos no die may enter now (Royale's No Entry!)."""
+        return set()
+
     def pass_refusal(self, state: Table, name: str) -> str | None:
         """Why `name` may not pass now, or None when they may."""
         return "passing a turn is not part of this edition's rules"
@@ -450,6 +458,13 @@ class Royale(Edition):
         black = (BLACK,) if self.options["tiles"] else ()
         return (*self.imaginary_colours(), "gray", *black)
 
+    def reserved_for(self, colour: str) -> str:
+        if colour == BLACK:
+            return "the colour of the two black extra dice the tiles throw"
+        if colour == "gray":
+            return "the colour of the nine blank gray dice"
+        return super().reserved_for(colour)
+
     @property
     def tile_count(self) -> int:
         """Tiles per round: 0 in the basic game."""
@@ -468,16 +483,11 @@ class Royale(Edition):
         if type(tiles) is not int or not 1 <= tiles <= 6:
             raise ConfigError("royale option tiles must be a number of tiles from 0 to 6 "
                               "(one per casino at most), or true for 3")
-        built = TILE_CLASSES
-        if pool is None:
-            if set(built) != set(FACES):
-                raise ConfigError("royale option tiles (the main game) is not available yet: "
-                                  "play the basic game with tiles off")
-        elif (not isinstance(pool, list) or not pool
-              or not all(isinstance(c, str) and c in built for c in pool)):
-            raise ConfigError(f"royale option tile_pool must list tile faces among "
-                              f"{', '.join(sorted(built))}")
-        else:
+        if pool is not None:
+            if (not isinstance(pool, list) or not pool
+                    or not all(isinstance(c, str) and c in TILE_CLASSES for c in pool)):
+                raise ConfigError(f"royale option tile_pool must list tile faces among "
+                                  f"{', '.join(sorted(TILE_CLASSES))}")
             o["tile_pool"] = sorted(set(pool))
         rule = o.setdefault("used_tiles", "repeat")
         if rule not in USED_TILES:
@@ -581,6 +591,9 @@ class Royale(Edition):
 
     def tiles_view(self, state: Table) -> dict[str, Any] | None:
         return tiles_view(state) if self.tile_count else None
+
+    def closed_casinos(self, state: Table) -> set[int]:
+        return set(tiles_of(state).closed) if self.tile_count else set()
 
     def hidden_choice(self, action: TileChoice) -> bool:
         cls = TILE_CLASSES.get(action.tile)

@@ -48,5 +48,9 @@ class CasinoEffect:
         """Called once the last die is placed, before any payout: a decision the round's end
         asks for (a tile's) is asked here."""
 
+    def at_payout_ask(self, state: Table, casino: int) -> None:
+        """Called once the round's end decisions are made and the dice are final, before
+        any payout: what the payout itself asks (Black Box's piles) is asked here."""
+
     def at_round_end(self, state: Table, casino: int) -> None:
         """Called after all six casinos paid out, casino 1 first, the dice still in place."""

@@ -38,10 +38,11 @@ def play_random_game(
         else:
             legal = state.legal_actions()
             passes = [a for a in legal if isinstance(a, Pass)]
-            if passes and rng.random() < pass_rate:
+            others = [a for a in legal if not isinstance(a, Pass)]
+            if passes and (not others or rng.random() < pass_rate):
                 action = passes[0]
             else:
-                action = rng.choice([a for a in legal if not isinstance(a, Pass)])
+                action = rng.choice(others)
         state.apply_action(action)
         if on_action is not None:
             on_action(state, action)

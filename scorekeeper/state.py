@@ -31,6 +31,7 @@ from .effects import CasinoEffect
 from .errors import (
     ConfigError,
     GameOver,
+    IllegalAction,
     ImpossibleRoll,
     InvalidDeal,
     NothingToUndo,
@@ -216,8 +217,7 @@ class GameState:
         self.notices: list[dict[str, Any]] = []
         self.round_results: list[dict[str, Any]] = []
         self.effects: dict[int, list[CasinoEffect]] = {}
-        self.ending = False
-        self.awaiting_roll = False
+        self.ending = self.awaiting_roll = self.payout_asked = False
         self.log: list[dict[str, Any]] = []
         self._begin_round()
 
@@ -248,9 +248,11 @@ class GameState:
             if colour in seen_colours:
                 raise ConfigError(f"two players have {colour} dice")
             if colour in reserved or name.lower() in reserved:
+                taken = colour if colour in reserved else name.lower()
                 raise ConfigError(
-                    f"{colour if colour in reserved else name!r} is the neutral dice's colour "
-                    f"in this game; pick another colour or name"
+                    f"{colour if colour in reserved else name!r} is "
+                    f"{self.edition.reserved_for(taken)} in this game; pick another colour "
+                    f"or name"
                 )
             seen_names.add(name.lower())
             seen_colours.add(colour)
@@ -316,9 +318,10 @@ class GameState:
         if self.phase == "deal":
             return [Deal()]
         if self.phase == "choose" and self.roll is not None:
-            actions: list[Action] = [Place(v) for v in _faces(self.roll)]
+            closed = self.edition.closed_casinos(self)
+            actions: list[Action] = [Place(v) for v in _faces(self.roll) if v not in closed]
             name = self.player_to_act()
-            if name and self.edition.pass_refusal(self, name) is None:
+            if not actions or (name and self.edition.pass_refusal(self, name) is None):
                 actions.append(Pass())
             return actions
         if self.phase == "tile":
@@ -560,6 +563,9 @@ class GameState:
                 f"no die shows {action.value} in this roll (rolled: "
                 f"{', '.join(map(str, _faces(self.roll)))})"
             )
+        if action.value in self.edition.closed_casinos(self):
+            raise IllegalAction(f"casino {action.value} is closed (No Entry!): no die may "
+                                f"be added to it; place another number")
         seat = self.to_move
         assert seat is not None
         hand = self.hands[seat]
@@ -582,7 +588,7 @@ class GameState:
         if self.edition.pending(self) is not None:
             self.phase = "tile"
         elif self.ending:
-            self._end_round()
+            self._payout_asks()
         elif self.awaiting_roll:
             self.awaiting_roll = False
             self.phase = "roll"
@@ -621,10 +627,19 @@ class GameState:
         seat = self.to_move
         assert seat is not None
         name = self.players[seat].name
-        self.edition.apply_pass(self, name)
+        if self._blocked():
+            pass  # every number rolled is closed: the turn passes, and costs nothing
+        else:
+            self.edition.apply_pass(self, name)
         self.last = {"player": name, "dice": self.roll, "value": None, "passed": True}
         self.roll = None
         self._advance()
+
+    def _blocked(self) -> bool:
+        """Every number of the roll is a closed casino's: nothing can be placed."""
+        closed = self.edition.closed_casinos(self)
+        return bool(closed) and self.roll is not None and all(
+            v in closed for v in _faces(self.roll))
 
     def _phase_hint(self, verb: str) -> str:
         who = self.player_to_act()
@@ -740,6 +755,18 @@ class GameState:
         if self.edition.pending(self) is not None:
             self.phase = "tile"
             return
+        self._payout_asks()
+
+    def _payout_asks(self) -> None:
+        """The dice are final: ask what the payout itself asks, once, then pay out."""
+        if not self.payout_asked:
+            self.payout_asked = True
+            for casino in CASINOS:
+                for effect in self.effects.get(casino, ()):
+                    effect.at_payout_ask(self, casino)
+            if self.edition.pending(self) is not None:
+                self.phase = "tile"
+                return
         self._end_round()
 
     def _start_turn(self, name: str) -> None:
@@ -756,7 +783,7 @@ class GameState:
         self.effects = self.edition.effects_for_round(self)
         self.edition.start_round(self)
         self.phase, self.to_move, self.roll = "deal", None, None
-        self.ending = self.awaiting_roll = False
+        self.ending = self.awaiting_roll = self.payout_asked = False
 
     def payout_now(self, casino: int) -> CasinoPayout:
         """What `casino` pays if the round ended now: the round end's own reckoning."""

@@ -78,11 +78,17 @@ class Pending:
     choices: tuple[TileChoice, ...] = ()
     roll: Counter[DiceKey] | None = None
     step: str = ""
+    labels: tuple[str, ...] = ()
+    """Each choice in the tile's words, for the buttons a page shows."""
+    secret: bool = False
+    """The choice made here is kept from the other players: made on the player's own phone."""
 
     def to_dict(self) -> dict[str, Any]:
+        labels = self.labels or tuple(_words(c) for c in self.choices)
         return {"tile": self.tile, "name": FACES[self.tile], "casino": self.casino,
-                "player": self.player, "ask": self.ask,
-                "choices": [c.to_dict() for c in self.choices],
+                "player": self.player, "ask": self.ask, "secret": self.secret,
+                "choices": [{**c.to_dict(), "label": w}
+                            for c, w in zip(self.choices, labels, strict=True)],
                 "roll": None if self.roll is None else [
                     {"colour": c, "big": b, "count": n} for (c, b), n in sorted(self.roll.items())
                 ]}
@@ -215,10 +221,21 @@ class Tile(CasinoEffect):
     def name(self) -> str:  # type: ignore[override]
         return FACES[self.code]
 
+    words: ClassVar[dict[str, str]] = {}
+    """This face's own words for a choice, over `WORDS` ("{v}": the choice's value)."""
+
     def ask(self, table: Table, player: str, ask: str, choices: Iterable[TileChoice] = (),
             roll: Counter[DiceKey] | None = None, step: str = "") -> None:
-        tiles_of(table).pending.append(Pending(self.code, self.casino, player, ask,
-                                               tuple(choices), roll, step))
+        chosen = tuple(choices)
+        tiles_of(table).pending.append(Pending(
+            self.code, self.casino, player, ask, chosen, roll, step,
+            labels=tuple(self.label(table, c) for c in chosen),
+            secret=any(c.choice in self.hidden for c in chosen)))
+
+    def label(self, table: Table, choice: TileChoice) -> str:
+        """`choice` as a button says it."""
+        text = self.words.get(choice.choice) or WORDS.get(choice.choice) or choice.choice
+        return text.format(v=choice.value)
 
     def choice(self, choice: str, value: int | None = None) -> TileChoice:
         return TileChoice(self.code, choice, value)
@@ -240,6 +257,23 @@ class Tile(CasinoEffect):
     def did(self, table: Table, what: str, **data: Any) -> None:
         table.notice("tile", tile=self.code, name=self.name, casino=self.casino, did=what,
                      **data)
+
+
+WORDS: dict[str, str] = {
+    "keep": "No", "none": "None", "take": "Take it", "roll": "Roll as usual",
+    "hold": "Hold {v}", "guess": "Guess {v}", "higher": "Bet higher", "lower": "Bet lower",
+    "one": "Place the {v}", "both": "Place both",
+    "move": "Move {v}", "move_biggy": "Move {v} and the Biggy",
+    "die": "A die", "biggy": "The Biggy",
+    "cluster": "The cluster of {v}", "casino": "Casino {v}",
+    "activate": "Casino {v}'s tile", "result": "{v}",
+    "rotate": "Turn a die to {v}", "rotate_biggy": "Turn the Biggy to {v}",
+    "return": "Take a die back from casino {v}",
+    "return_biggy": "Take the Biggy back from casino {v}",
+    "power": "Pass: a die to casino {v}", "power_biggy": "Pass: the Biggy to casino {v}",
+    "chip": "1 chip", "money": "$30,000", "option": "Turn or take back a die",
+}
+"""Every choice in words; a face's own `words` say it better where the same word differs."""
 
 
 class HighFive(Tile):
@@ -341,6 +375,12 @@ class DoubleDown(Tile):
 
     code = "G2"
     prizes = (60_000, 30_000)
+    words: ClassVar[dict[str, str]] = {"keep": "Leave them here"}
+
+    def label(self, table: Table, choice: TileChoice) -> str:
+        if choice.choice == "move_biggy":
+            return f"The Biggy and {choice.value}" if choice.value else "The Biggy"
+        return super().label(table, choice)
 
     def __init__(self, casino: int) -> None:
         super().__init__(casino)
@@ -406,6 +446,7 @@ class LuckyPunch(Tile):
     $30,000 or $40,000." """
 
     code = "A1"
+    words: ClassVar[dict[str, str]] = {"hold": "{v} in my fist"}
     hidden = frozenset({"hold"})
     rewards: ClassVar[dict[int, int | str]] = {1: "chips2", 2: 30_000, 3: 40_000}
 
@@ -443,6 +484,8 @@ class NiceDice(Tile):
     this tile and then takes the corresponding reward: 1 or 2 chips or $30,000-$60,000." """
 
     code = "H1"
+    words: ClassVar[dict[str, str]] = {"die": "The {v} onto the tile",
+                                       "biggy": "The Biggy ({v}) onto the tile"}
     rewards: ClassVar[dict[int, int | str]] = {1: "chip", 2: "chips2", 3: 30_000, 4: 40_000,
                                      5: 50_000, 6: 60_000}
 
@@ -500,6 +543,7 @@ class Knockout(Tile):
     two dice in the bar." """
 
     code = "E2"
+    words: ClassVar[dict[str, str]] = {"die": "A small die"}
 
     def __init__(self, casino: int) -> None:
         super().__init__(casino)
@@ -569,8 +613,13 @@ class PrimeTime(Tile):
         a, b = sorted(d.value or 0 for d in dice)
         self.thrown_dice = (a, b)
         self.did(table, "thrown", player=pending.player, thrown=[a, b])
-        choices = [self.choice("none")] + [self.choice("one", v) for v in sorted({a, b})]
-        choices.append(self.choice("both"))
+        closed = tiles_of(table).closed  # "No dice may be added": a closed casino takes none
+        choices = [self.choice("none")]
+        choices += [self.choice("one", v) for v in sorted({a, b}) if v not in closed]
+        if a not in closed and b not in closed:
+            choices.append(self.choice("both"))
+        if len(choices) == 1:
+            return
         self.ask(table, pending.player, f"Prime Time: place none, one or both of {a} and {b} "
                                         f"as your own dice?", choices)
 
@@ -593,6 +642,11 @@ class FiftyFifty(Tile):
 
     code = "B2"
     track = (0, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000)
+
+    def label(self, table: Table, choice: TileChoice) -> str:
+        if choice.choice == "take":
+            return f"Take ${self.track[self.space - 1]:,}"
+        return super().label(table, choice)
 
     def __init__(self, casino: int) -> None:
         super().__init__(casino)
@@ -684,6 +738,7 @@ class BlockIt(Tile):
     during payout, treat any blank dice in casinos as belonging to an imaginary player." """
 
     code = "F1"
+    words: ClassVar[dict[str, str]] = {"cluster": "{v} blank dice"}
 
     def __init__(self, casino: int) -> None:
         super().__init__(casino)
@@ -719,6 +774,7 @@ class Handicap(Tile):
     die, but you only get a reward if you do." """
 
     code = "F2"
+    words: ClassVar[dict[str, str]] = {"none": "No blank die", "take": "From casino {v}"}
     pictures: ClassVar[dict[str, int]] = {"chip": 2, "money": 3, "option": 4}
 
     def __init__(self, casino: int) -> None:
@@ -783,6 +839,14 @@ class MyChoice(Tile):
 
     code = "H2"
     golden_prize = 60_000
+    results: ClassVar[dict[int, str]] = {
+        1: "+1 chip", 2: "+2 chips", 3: "+$30,000", 4: "Activate another tile",
+        5: "Turn or take back a die", 6: "A die onto the golden space"}
+
+    def label(self, table: Table, choice: TileChoice) -> str:
+        if choice.choice == "result":
+            return f"{choice.value}: {self.results[choice.value or 0]}"
+        return super().label(table, choice)
 
     def __init__(self, casino: int) -> None:
         super().__init__(casino)
@@ -928,12 +992,138 @@ class PowerPlay(Tile):
         return {"token": self.holder}
 
 
+class NoEntry(Tile):
+    """E1: "Place the round counter on the first space (a) of the running track. When
+    activated: Choose any casino (except the one with this tile) and place the NO ENTRY!
+    token on its die illustration. That casino is now closed. No dice may be added or
+    removed. This also applies to any tile activations. In addition, advance the counter one
+    space and take the reward indicated on the new space. [...] The next time a player
+    activates this tile, they may move the NO ENTRY! token, but they don't have to. However,
+    if they don't, they also won't move the counter and won't get a reward."
+
+    The text lost the track's printed rewards to its scan: `track` is the reading chosen
+    (docs/rules-engine.md lists it), one number per space after (a), None for an empty one;
+    the last space is the finish, which pays nothing and where the counter stays."""
+
+    code = "E1"
+    track: ClassVar[tuple[int | str | None, ...]] = (30_000, None, 40_000, None, 50_000, None)
+    words: ClassVar[dict[str, str]] = {"keep": "Leave the token", "casino": "Close casino {v}"}
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.token: int | None = None
+        self.space = 0  # 0 is (a); 1.. the spaces of `track`
+
+    def on_activate(self, state: Table, casino: int, owner: str, dice: tuple[Die, ...]) -> None:
+        targets = [c for c in range(1, 7) if c not in (self.casino, self.token)]
+        choices = [] if self.token is None else [self.choice("keep")]
+        choices += [self.choice("casino", c) for c in targets]
+        where = "which casino" if self.token is None else \
+            f"move the token from casino {self.token} (and take the next reward) or leave it"
+        self.ask(state, owner, f"No Entry!: close {where}?", choices)
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        if action.choice == "keep":
+            self.did(table, "kept", player=pending.player, casino_closed=self.token)
+            return
+        closed = tiles_of(table).closed
+        closed.discard(self.token or 0)
+        self.token = action.value
+        closed.add(action.value or 0)
+        self.did(table, "closed", player=pending.player, casino_closed=action.value)
+        if self.space < len(self.track):
+            self.space += 1
+            prize = self.track[self.space - 1]
+            if prize is not None:
+                reward(table, pending.player, prize, self.code)
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"closed": self.token, "counter": self.space,
+                "track": list(self.track)}
+
+
+class BlackBox(Tile):
+    """G1: "Put the six BLACK BOX tokens face up [...] During payout: The player to the left
+    of this casino's winner takes all 6 tokens and separates them into two piles (3+3, 4+2,
+    or 5+1 tokens), as he wishes. The winner of the casino chooses one of the face down
+    piles. They receive the reward shown on the chosen tokens: 2 chips or money ($40,000,
+    $60,000, $80,000 or even $100,000)."
+
+    The scan lost what each token shows. The reading chosen (docs/rules-engine.md): five
+    tokens show $20,000 and one 2 chips, so a pile of k money tokens pays k x $20,000, and
+    the piles lie face down, their sizes in sight. The splitter's two choices are the split
+    (in sight) and which pile takes the chips token (secret until the winner has chosen)."""
+
+    code = "G1"
+    hidden = frozenset({"chips"})
+    token_money = 20_000
+    words: ClassVar[dict[str, str]] = {"split": "{v} + the rest", "chips": "Chips in pile {v}",
+                                       "pile": "Pile {v}"}
+
+    def __init__(self, casino: int) -> None:
+        super().__init__(casino)
+        self.piles: tuple[int, int] | None = None
+        self.chips_in: int | None = None
+        self.winner: str | None = None
+
+    def label(self, table: Table, choice: TileChoice) -> str:
+        if choice.choice == "split":
+            return f"{choice.value} + {6 - (choice.value or 0)}"
+        if choice.choice == "chips" and self.piles is not None:
+            return f"Chips token in pile {choice.value} ({self.piles[(choice.value or 1) - 1]})"
+        if choice.choice == "pile" and self.piles is not None:
+            n = self.piles[(choice.value or 1) - 1]
+            return f"Pile {choice.value} ({n} tokens)"
+        return super().label(table, choice)
+
+    def at_payout_ask(self, state: Table, casino: int) -> None:
+        payout = state.payout_now(casino)
+        if not payout.payouts or payout.payouts[0][0] not in state.seat_of:
+            return  # no winner, or an imaginary player's: nobody takes the tokens
+        self.winner = payout.payouts[0][0]
+        splitter = left_of(state, self.winner)
+        self.ask(state, splitter, f"Black Box: split the six tokens into two piles for "
+                                  f"{self.winner}", [self.choice("split", n) for n in (3, 4, 5)],
+                 step="split")
+
+    def decide(self, table: Table, pending: Pending, action: TileChoice) -> None:
+        if pending.step == "split":
+            n = action.value or 3
+            self.piles = (n, 6 - n)
+            self.did(table, "split", player=pending.player, piles=list(self.piles))
+            self.ask(table, pending.player, "Black Box: secretly, which pile takes the chips "
+                                            "token?", [self.choice("chips", k) for k in (1, 2)],
+                     step="chips")
+        elif pending.step == "chips":
+            self.chips_in = action.value
+            assert self.winner is not None
+            self.ask(table, self.winner, f"Black Box: which face-down pile, 1 "
+                                         f"({self.piles[0] if self.piles else 0} tokens) or 2 "
+                                         f"({self.piles[1] if self.piles else 0})?",
+                     [self.choice("pile", k) for k in (1, 2)], step="pile")
+        else:
+            assert self.piles is not None
+            k = action.value or 1
+            chips = self.chips_in == k
+            money = (self.piles[k - 1] - (1 if chips else 0)) * self.token_money
+            self.did(table, "revealed", player=pending.player, pile=k,
+                     tokens=self.piles[k - 1], chips=2 if chips else 0, money=money,
+                     chips_in=self.chips_in)
+            if chips:
+                give_chips(table, pending.player, 2, self.code)
+            if money:
+                bank_pays(table, pending.player, money, self.code)
+
+    def view(self, table: Table) -> dict[str, Any]:
+        return {"piles": None if self.piles is None else list(self.piles)}
+
+
 TILE_CLASSES: dict[str, type[Tile]] = {
     cls.code: cls for cls in (HighFive, BadLuck, PayDay, Jackpot, DoubleDown, LuckyPunch,
                               NiceDice, Knockout, PrimeTime, FiftyFifty, BlockIt, Handicap,
-                              MyChoice, PowerPlay)
+                              MyChoice, PowerPlay, NoEntry, BlackBox)
 }
-"""The faces built so far; the option `tiles` is refused until all sixteen are."""
+"""Each face's rules, by its code."""
 
 
 def make_tile(code: str, casino: int) -> Tile:

@@ -278,8 +278,10 @@ def test_config_errors():
         GameState.new("poker", THREE)
     with pytest.raises(ConfigError, match="no option 'biggy'"):
         GameState.new("royale", THREE, {"biggy": 2})
-    with pytest.raises(ConfigError, match="tiles"):
-        GameState.new("royale", THREE, {"tiles": True})
+    with pytest.raises(ConfigError, match="tiles must be a number of tiles from 0 to 6"):
+        GameState.new("royale", THREE, {"tiles": 7})
+    with pytest.raises(ConfigError, match="black extra dice"):
+        GameState.new("royale", [("a", "black"), ("b", "red")], {"tiles": 3})
     with pytest.raises(ConfigError, match="skip_rule"):
         GameState.new("custom", THREE, {"skip_rule": "C"})
     with pytest.raises(ConfigError, match="start_player"):
