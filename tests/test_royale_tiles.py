@@ -1,12 +1,13 @@
 """Las Vegas Royale's main game: the casino tiles, the bank, and each tile's effect.
 
 Every expectation is read from ../shared/rules/royale-2019.txt; each tile's test quotes the
-line it checks. The option `tiles` is refused until all sixteen faces exist, so these games
-name the faces in play with the internal option `tile_pool`.
+line it checks. Games that test one face name the faces in play with the internal option
+`tile_pool`.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from typing import Any
@@ -22,6 +23,7 @@ from scorekeeper import (
     GameConfig,
     GameState,
     IllegalAction,
+    Pass,
     Place,
     Roll,
     action_from_dict,
@@ -94,16 +96,16 @@ def test_sixteen_faces_two_per_tile_with_their_names() -> None:
     assert FACES["H2"] == "My Choice" and FACES["G2"] == "Double Down"
 
 
-def test_tiles_stay_refused_until_every_face_exists() -> None:
-    if set(TILE_CLASSES) != set(FACES):
-        with pytest.raises(ConfigError, match="not available yet"):
-            GameState.new("royale", THREE, {"tiles": 3})
-    missing = sorted(set(FACES) - set(TILE_CLASSES))
-    if missing:
-        with pytest.raises(ConfigError, match="tile_pool"):
-            GameState.new("royale", THREE, {"tiles": 3, "tile_pool": [missing[0]]})
+def test_every_face_is_built_and_the_main_game_is_open() -> None:
+    assert set(TILE_CLASSES) == set(FACES)
+    state = GameState.new("royale", THREE, {"tiles": True}, seed=3)
+    assert state.edition.options["tiles"] == 3 and state.edition.options["used_tiles"] == "repeat"
+    state.apply_action(Deal())
+    assert [t["casino"] for t in state.to_dict()["tiles"]["casinos"]] == [1, 2, 3]
+    with pytest.raises(ConfigError, match="tile_pool"):
+        GameState.new("royale", THREE, {"tiles": 3, "tile_pool": ["Z9"]})
     with pytest.raises(ConfigError):
-        GameState.new("royale", THREE, {"tiles": 7, "tile_pool": ["C1"]})
+        GameState.new("royale", THREE, {"tiles": 7})
     with pytest.raises(ConfigError, match="need tiles"):
         GameState.new("royale", THREE, {"used_tiles": "aside"})
 
@@ -218,7 +220,7 @@ TILE_CONFIGS = [(n, k) for n in (2, 3, 4, 5) for k in (1, 3, 6)]
 def test_money_is_conserved_between_players_bank_and_pile(config: tuple[int, int],
                                                          seed: int) -> None:
     n, k = config
-    options = {"tiles": k, "tile_pool": sorted(TILE_CLASSES)}
+    options = {"tiles": k}
 
     def check(state: GameState, action: Any) -> None:
         assert cards_total(state) == DECK_TOTAL
@@ -230,7 +232,7 @@ def test_money_is_conserved_between_players_bank_and_pile(config: tuple[int, int
 
 
 def test_a_tiles_game_replays_from_the_store_and_undoes(tmp_path: Any) -> None:
-    options = {"tiles": 3, "tile_pool": sorted(TILE_CLASSES)}
+    options = {"tiles": 3}
     played = play_random_game("royale", 3, 7, options)
     config = GameConfig("royale", tuple(played.config.players), options, seed=7)
     with GameStore(tmp_path) as store:
@@ -987,3 +989,194 @@ def test_block_it_example_power_play_token_returns() -> None:
     state.apply_action(TileChoice("F1", "cluster", 2))
     state.apply_action(TileChoice("F1", "casino", power))
     assert tile_view(state, "D2")["token"] is None
+
+
+# --- No Entry! (E1) -----------------------------------------------------------------------
+def test_no_entry_closes_a_casino_and_pays_the_first_space_of_the_track() -> None:
+    """NO ENTRY! (E1): "Choose any casino (except the one with this tile) and place the NO
+    ENTRY! token on its die illustration. That casino is now closed. No dice may be added
+    [...] In addition, advance the counter one space and take the reward indicated on the new
+    space." """
+    state = game(["E1"])
+    casino = casino_of(state, "E1")
+    turn(state, casino, 2)  # anna
+    assert state.player_to_act() == "anna"
+    assert {a.value for a in state.legal_actions()} == set(range(1, 7)) - {casino}
+    assert all(a.choice == "casino" for a in state.legal_actions())  # the first one must
+    state.apply_action(TileChoice("E1", "casino", 5))
+    assert bank_paid(state, "E1") == [("anna", 30_000)]
+    assert tile_view(state, "E1")["closed"] == 5 and tile_view(state, "E1")["counter"] == 1
+    # ben rolls 5s and 6s: the 5s may not go into the closed casino
+    state.apply_action(Roll((Die("blue", 5),) * 4 + (Die("blue", 6),) * 3
+                            + (Die("blue", 5, True),)))
+    assert [a for a in state.legal_actions() if isinstance(a, Place)] == [Place(6)]
+    before = state.fingerprint()
+    with pytest.raises(IllegalAction, match="casino 5 is closed"):
+        state.apply_action(Place(5))
+    assert state.fingerprint() == before
+
+
+def test_no_entry_a_roll_of_only_the_closed_number_passes_for_free() -> None:
+    """"No dice may be added": a roll that shows only the closed casino's number has nothing
+    to place, so the turn passes and costs no chip (the reading docs/rules-engine.md gives)."""
+    state = game(["E1"])
+    casino = casino_of(state, "E1")
+    turn(state, casino, 2)
+    closed = 4 if casino != 4 else 5
+    state.apply_action(TileChoice("E1", "casino", closed))
+    chips = dict(state.chips)
+    state.apply_action(Roll((Die("blue", closed),) * 7 + (Die("blue", closed, True),)))
+    assert state.legal_actions() == [Pass()]
+    state.apply_action(Pass())
+    assert state.chips == chips and state.player_to_act() == "carla"
+    assert state.dice_left("ben") == 8
+
+
+def test_no_entry_later_activations_may_move_the_token_or_leave_it() -> None:
+    """NO ENTRY! (E1): "The next time a player activates this tile, they may move the NO
+    ENTRY! token, but they don't have to. However, if they don't, they also won't move the
+    counter and won't get a reward." Empty spaces give nothing."""
+    state = game(["E1"])
+    casino = casino_of(state, "E1")
+    other = [c for c in range(1, 7) if c != casino]
+    turn(state, casino, 1)  # anna closes one casino: $30,000
+    state.apply_action(TileChoice("E1", "casino", other[0]))
+    turn(state, casino, 1)  # ben leaves it: no reward, the counter stays
+    assert TileChoice("E1", "keep") in state.legal_actions()
+    assert TileChoice("E1", "casino", other[0]) not in state.legal_actions()
+    state.apply_action(TileChoice("E1", "keep"))
+    assert tile_view(state, "E1")["counter"] == 1 and state.money("ben") == 0
+    turn(state, casino, 1)  # carla moves it: onto an empty space, nothing
+    state.apply_action(TileChoice("E1", "casino", other[1]))
+    assert tiles_of(state).closed == {other[1]} and state.money("carla") == 0
+    turn(state, casino, 1)  # anna moves it again: $40,000
+    state.apply_action(TileChoice("E1", "casino", other[0]))
+    assert bank_paid(state, "E1") == [("anna", 30_000), ("anna", 40_000)]
+    assert tiles_of(state).closed == {other[0]}
+
+
+def test_no_entry_also_holds_for_tile_activations() -> None:
+    """NO ENTRY! (E1): "No dice may be added or removed. This also applies to any tile
+    activations": Handicap may not take a blank die out of the closed casino."""
+    state = game(["E1", "F2"], n_tiles=2)
+    entry, handicap = casino_of(state, "E1"), casino_of(state, "F2")
+    target = next(c for c in range(1, 7) if c not in (entry, handicap))
+    turn(state, entry, 1)
+    state.apply_action(TileChoice("E1", "casino", target))
+    turn(state, handicap, 1)
+    takes = {a.value for a in state.legal_actions() if a.choice == "take"}
+    assert target not in takes and takes == set(range(1, 7)) - {target}
+
+
+def test_no_entry_a_closed_casino_still_pays_and_opens_next_round() -> None:
+    state = game(["E1"])
+    casino = casino_of(state, "E1")
+    turn(state, 6, 2)  # anna: two in casino 6
+    turn(state, casino, 1)  # ben closes casino 6 with anna's dice in it
+    state.apply_action(TileChoice("E1", "casino", 6))
+    notes = list(state.casinos[6].notes)
+    finish_round(state, value=5 if casino != 5 else 4)
+    assert state.round_results[0]["casinos"][5]["payouts"][0] == {"player": "anna",
+                                                                  "amount": max(notes)}
+    state.apply_action(Deal())
+    assert tiles_of(state).closed == set()
+
+
+# --- Black Box (G1) -----------------------------------------------------------------------
+def _black_box_round(state: GameState) -> int:
+    """Ben wins the Black Box casino; everything else goes into casino 6."""
+    casino = casino_of(state, "G1")
+    turn(state, 6, 1)  # anna
+    turn(state, casino, 3)  # ben
+    finish_round(state)
+    return casino
+
+
+@pytest.mark.parametrize(("split", "chips_in", "pile", "chips", "money"), [
+    (4, 1, 1, 2, 60_000), (4, 2, 1, 0, 80_000), (4, 2, 2, 2, 20_000), (3, 1, 2, 0, 60_000),
+    (5, 2, 1, 0, 100_000), (5, 2, 2, 2, 0),
+])
+def test_black_box_the_left_neighbour_splits_the_winner_chooses(
+        split: int, chips_in: int, pile: int, chips: int, money: int) -> None:
+    """BLACK BOX (G1): "The player to the left of this casino's winner takes all 6 tokens and
+    separates them into two piles (3+3, 4+2, or 5+1 tokens), as he wishes. The winner of the
+    casino chooses one of the face down piles. They receive the reward shown on the chosen
+    tokens: 2 chips or money ($40,000, $60,000, $80,000 or even $100,000)." """
+    state = game(["G1"])
+    _black_box_round(state)
+    assert state.phase == "tile" and state.player_to_act() == "carla"  # ben's left
+    assert {a.value for a in state.legal_actions()} == {3, 4, 5}
+    state.apply_action(TileChoice("G1", "split", split))
+    state.apply_action(TileChoice("G1", "chips", chips_in, "carla"))
+    assert state.player_to_act() == "ben"
+    state.apply_action(TileChoice("G1", "pile", pile, "ben"))
+    assert sum(n["chips"] for n in state.notices if n["kind"] == "chips") == chips
+    assert bank_paid(state, "G1") == ([("ben", money)] if money else [])
+    assert state.round == 2  # and then the round was paid out
+
+
+def test_black_box_the_chips_pile_is_secret_until_the_winner_chooses() -> None:
+    state = game(["G1"])
+    _black_box_round(state)
+    state.apply_action(TileChoice("G1", "split", 4))
+    shown = state.to_dict()
+    assert shown["tiles"]["pending"][0]["secret"] and shown["tiles"]["pending"][0]["player"] == \
+        "carla"
+    state.apply_action(TileChoice("G1", "chips", 2))
+    shown = state.to_dict()
+    [entry] = [e for e in shown["log"] if e["kind"] == "tile" and e["choice"] == "chips"]
+    assert entry["hidden"] and entry["value"] is None
+    assert tile_view(state, "G1")["piles"] == [4, 2]
+    assert "chips_in" not in json.dumps(shown)
+    assert not shown["tiles"]["pending"][0]["secret"]
+    assert [c["label"] for c in shown["tiles"]["pending"][0]["choices"]] == [
+        "Pile 1 (4 tokens)", "Pile 2 (2 tokens)"]
+    state.apply_action(TileChoice("G1", "pile", 1))
+    [revealed] = [n for n in state.notices if n.get("did") == "revealed"]
+    assert revealed["chips_in"] == 2 and revealed["money"] == 80_000
+
+
+def test_black_box_no_winner_no_tokens() -> None:
+    state = game(["G1"])
+    finish_round(state)
+    assert state.round == 2 and not [n for n in state.notices if n.get("tile") == "G1"
+                                      and n.get("did") == "split"]
+
+
+def test_black_box_asks_after_the_round_end_decisions() -> None:
+    """"During payout": Prime Time's black dice come "before payout" and may change who
+    wins the Black Box casino, so the split is asked once they are placed."""
+    state = game(["B1", "G1"], n_tiles=2, seed=1)
+    prime, box = casino_of(state, "B1"), casino_of(state, "G1")
+    turn(state, prime, 2)  # anna wins Prime Time's casino
+    turn(state, box, 1)  # ben has one die in the Black Box casino
+    turn(state, 6, 1)  # carla
+    turn(state, box, 1)  # anna ties ben there: nobody wins it yet
+    finish_round(state)
+    assert state.player_to_act() == "anna" and state.expected_roll() == Counter(
+        {("black", False): 2})
+    state.apply_action(black(box, box))
+    state.apply_action(TileChoice("B1", "one", box))  # anna: two in the box casino now
+    assert state.legal_actions() == [TileChoice("G1", "split", n) for n in (3, 4, 5)]
+    assert state.player_to_act() == "ben"  # anna's left
+
+
+# --- every choice in words ----------------------------------------------------------------
+def test_every_decision_of_every_face_is_asked_in_words() -> None:
+    """The pages show `label`s: every choice any face offers has its own words (no raw
+    identifiers), and a throw says which dice."""
+    seen: set[str] = set()
+
+    def look(state: GameState, action: Any) -> None:
+        for p in state.to_dict().get("tiles", {}).get("pending", []):
+            assert p["ask"].startswith(p["name"] + ":")
+            if p["roll"] is None:
+                assert p["choices"]
+            for c in p["choices"]:
+                assert c["label"] and "_" not in c["label"], c
+                seen.add(c["tile"])
+
+    for seed in range(40):
+        play_random_game("royale", 2 + seed % 4, seed, {"tiles": 6}, on_action=look)
+    asking = {"A1", "B1", "B2", "D2", "E1", "E2", "F1", "F2", "G1", "G2", "H1", "H2"}
+    assert asking <= seen
