@@ -565,9 +565,8 @@ class Royale(Edition):
         extra.closed = set()
         for tile in extra.tiles.values():
             tile.setup(state)
-        for casino, code in faces.items():
-            state.notice("tile", tile=code, name=FACES[code], casino=casino,
-                         did="drawn")
+        for casino, tile in extra.tiles.items():
+            tile.did(state, "drawn")
         return {c: [t] for c, t in extra.tiles.items()}
 
     def after_deal(self, state: Table) -> None:

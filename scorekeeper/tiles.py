@@ -14,7 +14,7 @@ Built faces are in `TILE_CLASSES`; `FACES` names all sixteen.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -160,13 +160,16 @@ def bank_pays(table: Table, name: str, amount: int, tile: str) -> int:
     for card in best[paid]:
         bank.remove(card)
         table.pay_card(name, card)
-    table.notice("bank", tile=tile, name=FACES[tile], player=name, owed=amount, paid=paid)
+    short = "" if paid == amount else f" (the bank had only ${paid:,} of ${amount:,})"
+    table.notice("bank", tile=tile, name=FACES[tile], player=name, owed=amount, paid=paid,
+                 text=f"{FACES[tile]}: {name} gets ${paid:,} from the bank{short}")
     return paid
 
 
 def give_chips(table: Table, name: str, n: int, tile: str) -> None:
     tiles_of(table).chips[name] += n
-    table.notice("chips", tile=tile, name=FACES[tile], player=name, chips=n)
+    table.notice("chips", tile=tile, name=FACES[tile], player=name, chips=n,
+                 text=f"{FACES[tile]}: {name} gets {n} chip{'s' if n != 1 else ''}")
 
 
 def pays_bank(table: Table, name: str, debt: int, tile: str) -> int:
@@ -193,8 +196,11 @@ def pays_bank(table: Table, name: str, debt: int, tile: str) -> int:
             extra.bank.remove(card)
             table.pay_card(name, card)
     paid = sum(hand) - change + CHIP_VALUE * chips
+    short = "" if paid >= debt else f" of ${debt:,} (all they had)"
     table.notice("pays", tile=tile, name=FACES[tile], player=name, owed=debt, paid=paid,
-                 cards=sorted(hand, reverse=True), change=change, chips=chips)
+                 cards=sorted(hand, reverse=True), change=change, chips=chips,
+                 text=f"{FACES[tile]}: {name} pays ${min(paid, debt):,}{short} into the bank"
+                      + (f" ({chips} chip{'s' if chips != 1 else ''})" if chips else ""))
     return paid
 
 
@@ -256,7 +262,66 @@ class Tile(CasinoEffect):
 
     def did(self, table: Table, what: str, **data: Any) -> None:
         table.notice("tile", tile=self.code, name=self.name, casino=self.casino, did=what,
-                     **data)
+                     **data, text=f"{self.name}: {did_words(what, data, self.casino)}")
+
+
+def _n(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def did_words(what: str, d: dict[str, Any], casino: int) -> str:
+    """What a tile did, as the game log says it (never a secret: `did` is told no secret)."""
+    who = d.get("player", "")
+    die = "the Biggy" if d.get("biggy") else "a die"
+    thrown = " and ".join(map(str, d.get("thrown", ())))
+    phrases: dict[str, Callable[[], str]] = {
+        "drawn": lambda: f"lies beside casino {casino}",
+        "token": lambda: f"{who} takes the token",
+        "count": lambda: f"{who} has dice in {_n(d.get('casinos', 0), 'casino')}",
+        "jackpot": lambda: f"{who} throws {thrown} and wins the jackpot",
+        "advance": lambda: f"{who} throws {thrown}: no luck, the jackpot grows to "
+                   f"${d.get('amount', 0):,}",
+        "moved": lambda: f"{who} moves {_n(d.get('dice', 0), 'die', 'dice')}"
+                 f"{' and the Biggy' if d.get('biggy') else ''} onto the tile",
+        "fist": lambda: f"{who} holds some tokens in secret; {d.get('guesser')} guesses",
+        "revealed": lambda: (f"{d.get('guesser')} guessed {d.get('guess')}, {who} held "
+                     f"{d.get('held')}: " + ("right, nothing for " + who if d.get("right")
+                                             else "wrong, " + who + " is rewarded"))
+        if "held" in d else
+        (f"{who} picks pile {d.get('pile')} of {_n(d.get('tokens', 0), 'token')}"
+         + (", with the chips token" if d.get("chips") else "")),
+        "die": lambda: f"{who} puts {die} on the tile's space {d.get('space')}",
+        "bumped": lambda: f"the die on space {d.get('space')} goes to casino {d.get('to')}",
+        "back": lambda: f"{who} gets {_n(d.get('dice', 0), 'die', 'dice')} back from the bar",
+        "knocked": lambda: f"{who} puts {die} in the bar",
+        "placed": lambda: (f"{who} places the black dice as their own in casino "
+                   f"{' and '.join(map(str, d['casinos']))}" if d.get("casinos")
+                   else f"{who} places neither black die"),
+        "thrown": lambda: (f"{who} throws {thrown}" if thrown else
+                   f"{who} throws {d.get('total')}"
+                   + (f", bet {d['bet']}: {'won' if d.get('won') else 'lost'}"
+                      if d.get("bet") else "")),
+        "take": lambda: f"{who} takes the reward",
+        "blank": lambda: (f"{who} puts {_n(d.get('dice', 0), 'blank die', 'blank dice')} in casino "
+                  f"{d.get('to')}" if "to" in d else
+                  f"{who} takes a blank die from casino {d.get('casino_from')}"),
+        "activate": lambda: f"{who} activates {FACES.get(d.get('other', ''), 'another tile')}",
+        "golden": lambda: f"{who} puts {die} on the golden space",
+        "golden_back": lambda: f"{who} gets their die back from the golden space",
+        "result": lambda: f"{who} chooses {d.get('face')}",
+        "returned": lambda: "the token goes back to the tile",
+        "power": lambda: f"{who} passes and puts {die} in casino {d.get('to')}",
+        "kept": lambda: f"{who} leaves casino {d.get('casino_closed')} closed",
+        "closed": lambda: f"{who} closes casino {d.get('casino_closed')}",
+        "split": lambda: f"{who} splits the tokens "
+                 f"{' + '.join(map(str, d.get('piles', ())))}",
+        "rotate": lambda: f"{who} turns a die to {d.get('to')} into casino {d.get('to')}",
+        "rotate_biggy": lambda: f"{who} turns the Biggy to {d.get('to')} into casino {d.get('to')}",
+        "return": lambda: f"{who} takes a die back from casino {d.get('to')}",
+        "return_biggy": lambda: f"{who} takes the Biggy back from casino {d.get('to')}",
+    }
+    say = phrases.get(what)
+    return say() if say is not None else what
 
 
 WORDS: dict[str, str] = {

@@ -1164,7 +1164,7 @@ def test_black_box_asks_after_the_round_end_decisions() -> None:
 # --- every choice in words ----------------------------------------------------------------
 def test_every_decision_of_every_face_is_asked_in_words() -> None:
     """The pages show `label`s: every choice any face offers has its own words (no raw
-    identifiers), and a throw says which dice."""
+    identifiers), and what every tile did is told in words too."""
     seen: set[str] = set()
 
     def look(state: GameState, action: Any) -> None:
@@ -1175,6 +1175,10 @@ def test_every_decision_of_every_face_is_asked_in_words() -> None:
             for c in p["choices"]:
                 assert c["label"] and "_" not in c["label"], c
                 seen.add(c["tile"])
+        for n in state.notices:
+            if n["kind"] in ("tile", "bank", "chips", "pays"):
+                assert n["text"].startswith(n["name"] + ": "), n
+                assert "None" not in n["text"] and "_" not in n["text"], n
 
     for seed in range(40):
         play_random_game("royale", 2 + seed % 4, seed, {"tiles": 6}, on_action=look)

@@ -68,6 +68,7 @@ GAMES: tuple[GoldenGame, ...] = (
     GoldenGame("custom-skip-a", "custom", 3, 3, {"skip_rule": "A"}),
     GoldenGame("custom-skip-b", "custom", 3, 4, {"skip_rule": "B"}),
     GoldenGame("royale-basic", "royale", 4, 5, {"tiles": False}),
+    GoldenGame("royale-tiles", "royale", 3, 6, {"tiles": 3}),
 )
 
 
@@ -93,7 +94,11 @@ def standings(state: GameState) -> dict[str, Any]:
     product grows, and a new key is not a change of play.
     """
     view = state.to_dict()
+    tiles = {"tiles": {"casinos": view["tiles"]["casinos"], "bank": sum(view["tiles"]["bank"]),
+                       "chips": {p.name: state.chips[p.name] for p in state.players}}
+             } if "tiles" in view else {}
     return {
+        **tiles,
         "phase": view["phase"],
         "round": view["round"],
         "to_move": view["to_move"],
@@ -125,9 +130,10 @@ def choose(state: GameState, rng: random.Random) -> Action:
         return state.random_roll(rng)
     legal = state.legal_actions()
     passes = [a for a in legal if isinstance(a, Pass)]
-    if passes and rng.random() < PASS_RATE:
+    others = [a for a in legal if not isinstance(a, Pass)]
+    if passes and (not others or rng.random() < PASS_RATE):
         return passes[0]
-    return rng.choice([a for a in legal if not isinstance(a, Pass)])
+    return rng.choice(others)
 
 
 def play(game: GoldenGame) -> list[dict[str, Any]]:
