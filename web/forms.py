@@ -87,6 +87,10 @@ def _check_options(options: dict[str, Any]) -> None:
                 total += n
             if total > 1000:
                 raise BadRequest("options.deck: at most 1000 cards")
+        elif isinstance(value, list):
+            # A list of words (Royale's tile_pool names tile faces): short, and not nested.
+            if len(value) > 20 or not all(isinstance(v, str) and len(v) <= 20 for v in value):
+                raise BadRequest(f"options.{key}: a list of at most 20 short words")
         elif value is not None and not isinstance(value, bool | int | str):
             raise BadRequest(f"options.{key}: must be true/false, a number or a word")
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**6:

@@ -10,8 +10,9 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify
 
-from scorekeeper import Deal, RulesError, StoreError, action_from_dict
+from scorekeeper import Deal, GameState, RulesError, StoreError, TileChoice, action_from_dict
 from scorekeeper.store import StorageFull
+from scorekeeper.tiles import FACES
 
 from ..api import ApiError, ctx, write
 from ..forms import BadRequest, parse_new_game
@@ -73,9 +74,20 @@ def action(data: dict[str, Any]) -> Response:
     except RulesError as exc:
         raise ApiError(400, str(exc)) from None
     with c.table.lock:
+        if isinstance(act, TileChoice):
+            refuse_secret(c.table.game.state)
         c.table.apply(act)
         c.deal_if_due()
         return jsonify(ok=True, seq=c.table.game.state.seq)
+
+
+def refuse_secret(state: GameState) -> None:
+    """A secret tile choice (Lucky Punch's tokens, Black Box's chips pile) is made on the
+    deciding player's own phone: through the host's controls the table would see it."""
+    pending = state.edition.pending(state)
+    if pending is not None and pending.secret:
+        raise ApiError(403, f"{FACES[pending.tile]}: {pending.player}'s choice is secret: "
+                            f"{pending.player} makes it on their own phone")
 
 
 @bp.post("/api/undo")

@@ -10,6 +10,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify
 
 from scorekeeper import EDITIONS, ConfigError, StoreError, make_edition
+from scorekeeper.tiles import USED_TILES
 
 from ..api import ApiError, ctx, write
 from ..display import GAME_ID
@@ -44,6 +45,11 @@ def edition_limits() -> dict[str, dict[str, Any]]:
             neutral = make_edition(key, {"neutral_dice": True})
             info["neutral"] = {"max_players": most(neutral),
                                "reserved_colours": list(neutral.reserved_colours())}
+        if key == "royale":
+            # With the casino tiles the two black extra dice are no player's dice either.
+            tiles = make_edition(key, {"tiles": 3})
+            info["tiles"] = {"max": 6, "reserved_colours": list(tiles.reserved_colours()),
+                             "used_tiles": list(USED_TILES)}
         out[key] = info
     return out
 
