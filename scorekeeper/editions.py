@@ -565,7 +565,6 @@ class Royale(Edition):
         extra.closed = set()
         for tile in extra.tiles.values():
             tile.setup(state)
-        for casino, tile in extra.tiles.items():
             tile.did(state, "drawn")
         return {c: [t] for c, t in extra.tiles.items()}
 

@@ -315,8 +315,9 @@ def did_words(what: str, d: dict[str, Any], casino: int) -> str:
         "closed": lambda: f"{who} closes casino {d.get('casino_closed')}",
         "split": lambda: f"{who} splits the tokens "
                  f"{' + '.join(map(str, d.get('piles', ())))}",
-        "rotate": lambda: f"{who} turns a die to {d.get('to')} into casino {d.get('to')}",
-        "rotate_biggy": lambda: f"{who} turns the Biggy to {d.get('to')} into casino {d.get('to')}",
+        "rotate": lambda: f"{who} turns a die to {d.get('to')} and puts it in that casino",
+        "rotate_biggy": lambda: f"{who} turns the Biggy to {d.get('to')} and puts it in that "
+                                f"casino",
         "return": lambda: f"{who} takes a die back from casino {d.get('to')}",
         "return_biggy": lambda: f"{who} takes the Biggy back from casino {d.get('to')}",
     }
@@ -803,7 +804,11 @@ class BlockIt(Tile):
     during payout, treat any blank dice in casinos as belonging to an imaginary player." """
 
     code = "F1"
-    words: ClassVar[dict[str, str]] = {"cluster": "{v} blank dice"}
+
+    def label(self, table: Table, choice: TileChoice) -> str:
+        if choice.choice == "cluster":
+            return _n(choice.value or 0, "blank die", "blank dice")
+        return super().label(table, choice)
 
     def __init__(self, casino: int) -> None:
         super().__init__(casino)

@@ -19,6 +19,23 @@ def test_simulate_saves_and_games_lists(cli, tmp_path):
     assert "1 saved game in" in human.stdout and game["game_id"] in human.stdout
 
 
+def test_simulate_royale_with_tiles_names_each_tile_as_drawn_and_as_it_acts(cli):
+    from scorekeeper.tiles import FACES
+
+    out = cli("simulate", "--edition", "royale", "--option", "tiles=3", "--players", "3",
+              "--seed", "4")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    drawn = [line.split(": ", 1)[1:] for line in lines if line.startswith("  tiles   ")]
+    assert len(drawn) == 3  # one line per round
+    for line in (x for x in lines if x.startswith("  tiles   ")):
+        named = [part.split(": ", 1)[1] for part in line[10:].split("  ") if part]
+        assert len(named) == 3 and set(named) <= set(FACES.values())
+    acted = {line.split("· ", 1)[1].split(":")[0] for line in lines if "  · " in line}
+    assert acted and acted <= set(FACES.values())
+    assert "Final ranking:" in out.stdout
+
+
 def test_games_in_an_empty_dir(cli, tmp_path):
     out = cli("games", "--data-dir", str(tmp_path / "none"))
     assert out.returncode == 0 and "No saved games" in out.stdout

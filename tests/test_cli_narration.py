@@ -12,8 +12,9 @@ from scorekeeper.simulate import play_random_game
 from web.cli import _Narrator
 
 
-@pytest.mark.parametrize("edition", ["classic", "custom", "royale"])
-def test_a_whole_game_is_told_once_with_every_payout_and_the_winner(edition, capsys):
+@pytest.mark.parametrize(("edition", "options"), [
+    ("classic", None), ("custom", None), ("royale", None), ("royale", {"tiles": 3})])
+def test_a_whole_game_is_told_once_with_every_payout_and_the_winner(edition, options, capsys):
     narrator: list[_Narrator] = []
 
     def tell(state, action) -> None:
@@ -21,9 +22,13 @@ def test_a_whole_game_is_told_once_with_every_payout_and_the_winner(edition, cap
             narrator.append(_Narrator(state))
         narrator[0].action(state, action, state.player_to_act())
 
-    state = play_random_game(edition, 3, seed=7, on_action=tell)
+    state = play_random_game(edition, 3, seed=7, options=options, on_action=tell)
     out = capsys.readouterr().out.splitlines()
     actions = [line for line in out if line.startswith("  [")]
+    told = [line.split("· ", 1)[1] for line in out if line.startswith("           · ")]
+    assert told == [n["text"] for n in state.notices if n.get("text")
+                    and n.get("did") != "drawn"]
+    assert bool(told) == bool(options)
     assert len(actions) == len(state.history)
     assert [int(line[3:6]) for line in actions] == list(range(1, len(state.history) + 1))
     rounds = [line for line in out if line.startswith("  Payout of round")]

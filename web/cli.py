@@ -25,11 +25,13 @@ from scorekeeper import (
     Roll,
     RulesError,
     StoreError,
+    TileChoice,
     by_face,
 )
 from scorekeeper.scoring import ScoreInputError, score_request
 from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore
+from scorekeeper.tiles import FACES
 
 PROG = "vegas-table"
 
@@ -119,6 +121,12 @@ def _money(value: int, state: GameState) -> str:
     return f"${value:,}"
 
 
+def _tile_lines(state: GameState, since: int) -> list[str]:
+    """What the tiles did since notice number `since`, in the engine's words."""
+    return [f"           · {n['text']}" for n in state.notices[since:]
+            if n.get("text") and n.get("did") != "drawn"]
+
+
 def _describe(state: GameState, action: Any, before: dict[str, Any]) -> list[str]:
     """What a spectator would say about the action that was just applied."""
     lines = []
@@ -129,6 +137,21 @@ def _describe(state: GameState, action: Any, before: dict[str, Any]) -> list[str
             for c in state.casinos
         )
         lines.append(f"  money   {money}")
+        tiles = state.to_dict().get("tiles")
+        if tiles:
+            lines.append("  tiles   " + "  ".join(f"{t['casino']}: {t['name']}"
+                                                  for t in tiles["casinos"]))
+    elif isinstance(action, TileChoice):
+        pending = before["pending"] or {}
+        label = next((c["label"] for c in pending.get("choices", ())
+                      if c["choice"] == action.choice and c.get("value") == action.value),
+                     action.choice)
+        said = "chooses in secret" if pending.get("secret") else f"→ {label}"
+        lines.append(f"  {before['to_move']:<8} {pending.get('name', action.tile)}: {said}")
+    elif isinstance(action, Roll) and before["phase"] == "tile":
+        dice = " ".join(d.face for d in by_face(action.dice))
+        name = (before["pending"] or {}).get("name", "a tile")
+        lines.append(f"  {before['to_move']:<8} throws the black dice for {name}: {dice}")
     elif isinstance(action, Roll):
         dice = " ".join(
             f"{d.face}{'*' if d.big else ''}{'' if d.colour in state.owner_of_colour else 'n'}"
@@ -145,6 +168,7 @@ def _describe(state: GameState, action: Any, before: dict[str, Any]) -> list[str
                       f"{action.value}"]
     elif isinstance(action, Pass):
         lines.append("           → passes")
+    lines += _tile_lines(state, before["notices"])
     if state.round_results and state.round_results[-1]["round"] == before["round"] and (
         state.round != before["round"] or state.is_over()
     ):
@@ -199,14 +223,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             else:
                 legal = state.legal_actions()
                 passes = [a for a in legal if isinstance(a, Pass)]
-                if passes and rng.random() < 0.05:
+                others = [a for a in legal if not isinstance(a, Pass)]
+                if passes and (not others or rng.random() < 0.05):
                     action = passes[0]
                 else:
-                    action = rng.choice([a for a in legal if not isinstance(a, Pass)])
+                    action = rng.choice(others)
+            pending = state.edition.pending(state)
             before = {"round": state.round, "phase": state.phase,
                       "to_move": state.player_to_act(),
                       "start_player": state.players[state.start_player].name,
-                      "roll": [d.to_dict() for d in state.roll or ()]}
+                      "roll": [d.to_dict() for d in state.roll or ()],
+                      "pending": pending.to_dict() if pending is not None else None,
+                      "notices": len(state.notices)}
             if game is not None:
                 game.apply(action)
             else:
@@ -680,7 +708,8 @@ def _announce(port: int) -> Any:
     return withdraw
 
 
-NARRATION = {"deal": "money dealt", "roll": "rolled", "place": "placed", "pass": "passed"}
+NARRATION = {"deal": "money dealt", "roll": "rolled", "place": "placed", "pass": "passed",
+             "tile": "decided for a tile"}
 
 
 class _Narrator:
@@ -689,14 +718,18 @@ class _Narrator:
 
     def __init__(self, state: GameState) -> None:
         self._paid = len(state.round_results)
+        self._told = len(state.notices)
         self._game = state.config
 
     def action(self, state: GameState, action: Any, who: str | None) -> None:
         if state.config is not self._game:  # another game (new, or resumed from the list)
             self._game, self._paid = state.config, len(state.round_results) - 1
+            self._told = len(state.notices)
         words = [f"round {state.round}", who or "", NARRATION.get(_kind(action), _kind(action)),
                  _detail(action)]
         lines = [f"  [{state.seq:3d}] " + " ".join(w for w in words if w)]
+        lines += _tile_lines(state, min(self._told, len(state.notices)))
+        self._told = len(state.notices)
         while self._paid < len(state.round_results):
             lines += _payout_lines(state, state.round_results[self._paid])
             self._paid += 1
@@ -706,6 +739,7 @@ class _Narrator:
 
     def undone(self, state: GameState, action: Any) -> None:
         self._paid = min(self._paid, len(state.round_results))
+        self._told = min(self._told, len(state.notices))
         print(f"  [{state.seq + 1:3d}] taken back: {_kind(action)} {_detail(action)}".rstrip(),
               flush=True)
 
@@ -719,6 +753,8 @@ def _detail(action: Any) -> str:
         return " ".join(d.face for d in by_face(action.dice))
     if isinstance(action, Place):
         return f"the {action.value}s"
+    if isinstance(action, TileChoice):
+        return FACES.get(action.tile, action.tile)
     return ""
 
 
