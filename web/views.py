@@ -7,7 +7,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from scorekeeper import Deal, GameConfig, GameState, Pass, Place, Roll, by_face
+from scorekeeper import Deal, GameConfig, GameState, Pass, Place, Roll, TileChoice, by_face
+from scorekeeper.tiles import FACES
 
 from .display import GAME_ID
 from .photos import photo_for
@@ -94,14 +95,21 @@ def history_entries(config: GameConfig, history: list[Any],
         who = state.player_to_act()
         rnd = state.round
         neutral = state.phase == "neutral"
+        asked = state.edition.pending(state)
         entry: dict[str, Any] = {**action.to_dict(), "seq": i + 1, "round": rnd,
                                  "player": who, "colour": colour.get(who or "")}
+        told = len(state.notices)
         state.apply_action(action)
         if isinstance(action, Deal):
             entry["player"] = entry["colour"] = None
             entry["casinos"] = [list(state.casinos[k].notes) for k in range(1, 7)]
             entry["text"] = (f"Round {rnd}: money dealt by the app" if action.casinos is None
                              else f"Round {rnd}: money dealt by hand")
+        elif isinstance(action, TileChoice):
+            entry.update(tile_choice_words(state, action, asked, who))
+        elif isinstance(action, Roll) and asked is not None and asked.roll is not None:
+            values = " and ".join(d.face for d in by_face(action.dice))
+            entry["text"] = f"{FACES.get(asked.tile, asked.tile)}: {who} threw {values}"
         elif isinstance(action, Roll):
             values = " ".join(d.face for d in by_face(action.dice))
             entry["text"] = (f"{who} rolled the neutral dice: {values}" if neutral
@@ -118,10 +126,53 @@ def history_entries(config: GameConfig, history: list[Any],
             entry["text"] = f"{who} placed the {action.value}s on casino {action.value}"
         elif isinstance(action, Pass):
             entry["text"] = f"{who} passed"
+        made = state.notices[told:]
+        now = tile_notices([n for n in made if n.get("round") == rnd])
+        then = tile_notices([n for n in made if n.get("round") != rnd])  # the next round's
+        if now or then:
+            entry["tiles"] = now + then  # what the tiles did because of this action
+        if now and entry.get("type") == "roll" and asked is not None:
+            entry["text"] = ". ".join(now)  # the tile says what the throw did
+        elif now:
+            entry["text"] += ". " + ". ".join(now)
         if state.round != rnd or state.is_over():
             entry["round_end"] = True
             entry["text"] += f" — round {rnd} paid out"
+        if then:
+            entry["text"] += ". " + ". ".join(then)
         out.append(entry)
+    return out
+
+
+def tile_choice_words(state: GameState, action: TileChoice, asked: Any,
+                      who: str | None) -> dict[str, Any]:
+    """A tile decision in the history: its button's words, or only that it was made when
+    the choice is secret (its value stays out of the entry: the tile's own reveal tells it)."""
+    name = FACES.get(action.tile, action.tile)
+    if state.edition.hidden_choice(action):
+        return {"value": None, "hidden": True, "text": f"{name}: {who} chose in secret"}
+    label = None
+    if asked is not None:
+        for choice, words in zip(asked.choices, asked.to_dict()["choices"], strict=False):
+            if (choice.tile, choice.choice, choice.value) == (action.tile, action.choice,
+                                                              action.value):
+                label = words["label"]
+    said = label or (action.choice if action.value is None
+                     else f"{action.choice} {action.value}")
+    return {"hidden": False, "text": f"{name}: {who} chose “{said}”"}
+
+
+def tile_notices(notices: list[dict[str, Any]]) -> list[str]:
+    """The engine's words for what tiles did (draws, tokens, money from and to the bank)."""
+    out = []
+    for n in notices:
+        if n.get("kind") not in ("tile", "bank", "chips", "pays"):
+            continue
+        text = n.get("text")
+        if not text:
+            what = n.get("did") or n.get("kind")
+            text = f"{n.get('name', n.get('tile', 'a tile'))}: {what}"
+        out.append(str(text))
     return out
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from flask import Flask
 
-from . import auth, calibration, camera, game, games
+from . import answer, auth, calibration, camera, game, games
 
-BLUEPRINTS = (game.bp, games.bp, auth.bp, calibration.bp, camera.bp)
+BLUEPRINTS = (game.bp, games.bp, auth.bp, calibration.bp, camera.bp, answer.bp)
 
 
 def register(app: Flask) -> None:
