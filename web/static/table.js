@@ -135,7 +135,7 @@
     if (draft.key !== `${s.game_id}/${s.seq}`) {
       draft = { key: `${s.game_id}/${s.seq}`, roll: {}, deal: null, fix: {} };
     }
-    const key = JSON.stringify([s.game_id, s.seq, s.phase, s.pending, s.display, s.legal, s.expected_roll, s.over, s.last_roll && s.last_roll.photo, s.roll_held]);
+    const key = JSON.stringify([s.game_id, s.seq, s.phase, s.pending, s.display, s.legal, s.expected_roll, s.over, s.last_roll && s.last_roll.photo, s.roll_held, s.tiles]);
     if (key !== playKey) { playKey = key; renderPlay(s); }
     renderStatus(s);
     if (tab === "game") renderGameCurrent(s);
@@ -165,8 +165,10 @@
     else if (ended(s)) { title = "Game ended by the host"; what = leadLine(s) || "The scoreboard shows the ranking as it stood"; }
     else {
       title = who ? who.name : `Round ${s.round} of ${s.rounds}`;
+      const t = tilePending(s);
       what = (s.phase === "deal" ? "Money to deal" : s.phase === "neutral" ? "rolls the neutral dice"
-        : s.phase === "choose" || s.roll_held ? "places a number" : "rolls next") +
+        : t ? (t.roll ? `throws the black dice for ${t.name}` : `decides for ${t.name}`)
+          : s.phase === "choose" || s.roll_held ? "places a number" : "rolls next") +
         (who ? ` · round ${s.round} of ${s.rounds}` : "");
     }
     el.innerHTML = `${who ? sw(who.colour, "lg") : ""}<div><div class="who">${esc(title)}</div>` +
@@ -196,8 +198,11 @@
       html = rollCard(s);
     } else if (s.phase === "choose") {
       html = chooseCard(s);
+    } else if (s.phase === "tile") {
+      html = tileCard(s);
     }
     $("#play").innerHTML = html;
+    $("#casinos").innerHTML = s.tiles ? casinosCard(s) : "";
   }
 
   /** The ranking as it stands, first place first (nothing while the money is hidden). */
@@ -342,8 +347,8 @@
     return html;
   }
 
-  function rollCard(s) {
-    const who = s.to_move || "";
+  /** A stepper per value for each group of dice the rules expect: the roll entered by hand. */
+  function rollSteppers(s) {
     const groups = s.expected_roll || [];
     let total = 0;
     let need = 0;
@@ -358,6 +363,12 @@
           `<span class="mid">${die(i + 1, g.colour, g.big ? "big" : "")}<b>${n}</b></span>` +
           `<button data-act="inc" data-k="${esc(k)}" data-v="${i + 1}" aria-label="one ${i + 1} more" ${have < g.count ? "" : "disabled"}>+</button></div>`).join("")}</div></div>`;
     }).join("");
+    return { html, total, need };
+  }
+
+  function rollCard(s) {
+    const who = s.to_move || "";
+    const { html, total, need } = rollSteppers(s);
     const title = s.phase === "neutral" ? `${esc(who)} rolls the neutral dice` : `Enter ${esc(who)}'s roll`;
     return `<div class="card task byhand"><h2>${title}</h2><p class="muted small">When the camera cannot see the tray: count the dice by value.</p>${html}` +
       `<p></p><button class="btn primary wide" data-act="roll" ${total === need && need ? "" : "disabled"}>Enter roll (${total}/${need})</button></div>`;
@@ -398,6 +409,95 @@
         return `<button class="btn bigbtn" data-act="place" data-v="${a.value}">${die(a.value, col)}<span>${a.value}</span><small>${n} ${n === 1 ? "die" : "dice"}</small></button>`;
       }).join("")}${canPass ? `<button class="btn bigbtn pass" data-act="pass"><span>${esc(passLabel(s)[0])}</span><small>${esc(passLabel(s)[1])}</small></button>` : ""}</div>` +
       `<p class="muted small">Rolled wrong? Undo takes the roll back.</p></div></div>`;
+  }
+
+  // --- Royale's casino tiles ---------------------------------------------------------------
+  /** The tile decision the game waits for, or null. */
+  const tilePending = (s) => (s.tiles && s.tiles.pending && s.tiles.pending[0]) || null;
+
+  /** A tile's decision: whose it is, the question in the tile's words and a button per
+      choice; a secret choice is made on the player's own phone; a throw of the black dice
+      is read by the camera or entered here. */
+  function tileCard(s) {
+    const t = tilePending(s);
+    if (!t) return "";
+    const p = player(s, t.player) || { colour: "", name: t.player };
+    let body;
+    if (t.roll) {
+      const { html, total, need } = rollSteppers(s);
+      body = `<p class="muted small">The camera reads the two black dice once they lie still in the tray, or enter them here.</p>${html}` +
+        `<button class="btn primary wide" data-act="roll" ${total === need && need ? "" : "disabled"}>Enter the black dice (${total}/${need})</button>`;
+    } else if (t.secret) {
+      body = `<p class="secret" role="status">${sw(p.colour)}<span><b>${esc(t.player)}</b> chooses on their own phone: open the scoreboard, tap <b>Me?</b> and pick <b>${esc(p.colour)}</b>.</span></p>` +
+        '<p class="muted small">The choice is secret, so the table\'s controls do not offer it.</p>';
+    } else {
+      body = `<div class="choices">${t.choices.map((c, i) =>
+        `<button class="btn tilebtn" data-act="tile" data-i="${i}">${esc(c.label)}</button>`).join("")}</div>`;
+    }
+    return `<div class="card task tile-ask ${VT.cc(p.colour)}" data-tile="${esc(t.tile)}" data-seq="${s.seq}">` +
+      `<p class="tile-tag">${die(t.casino, "", "c-house")}<span>Casino ${t.casino} · <b>${esc(t.name)}</b></span></p>` +
+      `<p class="whose">${sw(p.colour)}<span><b>${esc(t.player)}</b>'s decision</span></p>` +
+      `<h2 class="ask">${esc(t.ask)}</h2>${body}</div>`;
+  }
+
+  /** What a face's counters and tokens show now, in a few words (from its view fields). */
+  function tileFacts(s, t) {
+    const who = (name) => {
+      const p = player(s, name);
+      return p ? `${sw(p.colour)}${esc(name)}` : esc(name);
+    };
+    const byName = (m) => Object.entries(m || {}).filter(([, n]) => n).map(([nm, n]) => `${who(nm)} ${n}`).join(", ");
+    const out = [];
+    switch (t.tile) {
+      case "A2": out.push(`Jackpot ${dollars(t.counter)}`); break;
+      case "B2":
+        if (t.counter) out.push(`counter on ${dollars(t.reward)}`);
+        if (t.last) out.push(`last throw ${t.last}`);
+        break;
+      case "C1": case "D2": out.push(t.token ? `token: ${who(t.token)}` : "token on the tile"); break;
+      case "E1":
+        out.push(t.closed ? `closes casino ${t.closed}` : "token on the tile");
+        out.push(`track ${t.counter} of ${(t.track || []).length}`);
+        break;
+      case "E2": out.push(byName(t.bar) ? `bar: ${byName(t.bar)}` : "bar empty"); break;
+      case "F1": out.push((t.clusters || []).length ? `blank dice: ${t.clusters.join(" · ")}` : "no blank dice left"); break;
+      case "F2": {
+        const words = { chip: "1 chip", money: "$30,000", option: "turn/take back" };
+        out.push(Object.entries(t.pictures || {}).map(([k, v]) => `${words[k] || k} ${v.filled}/${v.of}`).join(" · "));
+        break;
+      }
+      case "G1": out.push(t.piles ? `piles ${t.piles.join(" + ")}` : "6 tokens"); break;
+      case "G2": out.push(byName(t.dice) ? `on the tile: ${byName(t.dice)}` : "no dice on the tile"); break;
+      case "H1": {
+        const sp = Object.entries(t.spaces || {});
+        out.push(sp.length ? sp.map(([v, d]) => `${die(Number(v), d.colour, d.big ? "big" : "")}`).join("") : "spaces empty");
+        break;
+      }
+      case "H2": out.push(t.golden ? `golden space: ${who(t.golden)}` : "golden space empty"); break;
+      default:
+    }
+    return out.filter(Boolean).map((f) => `<span>${f}</span>`).join("");
+  }
+
+  /** The casinos with their notes, dice and tiles, compactly (a tiles game only). */
+  function casinosCard(s) {
+    const tiles = Object.fromEntries((s.tiles.casinos || []).map((t) => [t.casino, t]));
+    const closedBy = Object.fromEntries((s.tiles.casinos || []).filter((t) => t.closed).map((t) => [t.closed, t]));
+    const colourOf = (owner) => (player(s, owner) || {}).colour || owner;
+    const rows = (s.casinos || []).map((c) => {
+      const t = tiles[c.casino];
+      const shut = closedBy[c.casino];
+      const dice = Object.entries(c.weights || c.dice || {}).map(([o, n]) =>
+        `<span class="own">${sw(colourOf(o))}<span class="vh">${esc(o)}: </span>${n}</span>`).join("");
+      const notes = (c.notes || []).map((v) => `<span class="note">${dollars(v)}</span>`).join("");
+      const tile = t ? `<div class="ctile" data-tile="${esc(t.tile)}"><b>${esc(t.name)}</b>${tileFacts(s, t)}</div>` : "";
+      return `<li class="hcasino ${shut ? "closed" : ""}" data-casino="${c.casino}">${die(c.casino, "", "c-house")}` +
+        `<div class="cbody"><div class="cline"><span class="notes">${notes}</span><span class="cdice">${dice || '<span class="muted small">no dice</span>'}</span></div>` +
+        `${shut ? `<div class="shut">Closed by ${esc(shut.name)}: no die in or out</div>` : ""}${tile}</div></li>`;
+    }).join("");
+    const bank = s.tiles.bank || [];
+    return `<div class="card casinos-card"><h2>Casinos and tiles</h2><ul class="hcasinos">${rows}</ul>` +
+      `<p class="small muted">Bank: ${dollars(bank.reduce((a, b) => a + b, 0))} in ${bank.length} ${bank.length === 1 ? "card" : "cards"}</p></div>`;
   }
 
   // One handler for every button of the play tab.
@@ -443,6 +543,15 @@
         return;
       }
       case "check-roll": await call("/api/roll/check", {}); return;
+      case "tile": {
+        const t = tilePending(S);
+        const c = t && t.choices[Number(b.dataset.i)];
+        if (!c) return;
+        const body = { type: "tile", tile: c.tile, choice: c.choice, player: t.player };
+        if (c.value !== undefined && c.value !== null) body.value = c.value;
+        if ((await call("/api/action", body)).ok) toast(`${t.name}: ${c.label}`);
+        return;
+      }
       case "place": if ((await call("/api/action", { type: "place", value: v })).ok) toast(`Placed the ${v}s`); return;
       case "pass": if ((await call("/api/action", { type: "pass" })).ok) toast("Passed"); return;
       case "confirm-value": if ((await call("/api/confirm", { id, value: v })).ok) toast("Confirmed"); return;
@@ -635,8 +744,9 @@
     const ed = edition();
     const info = editionInfo(ed);
     const neutral = ed === "classic" && $("#opt-neutral") && $("#opt-neutral").checked && info.neutral;
+    const tiles = ed === "royale" && tilesChosen() && info.tiles;
     return { max: (neutral ? info.neutral.max_players : info.max_players) || 10, min: info.min_players || 2,
-      reserved: (neutral ? info.neutral.reserved_colours : info.reserved_colours) || [],
+      reserved: (neutral ? info.neutral.reserved_colours : tiles ? info.tiles.reserved_colours : info.reserved_colours) || [],
       why: neutral ? "Classic with the neutral dice" : `${{ classic: "Classic", custom: "The Custom Edition", royale: "Royale" }[ed]}` };
   }
   function checkPlayers() {
@@ -655,7 +765,8 @@
     });
     const taken = [...document.querySelectorAll("#players-edit .pcolour")].filter((s) => lim.reserved.includes(s.value)).map((s) => s.value);
     if (taken.length && n <= lim.max) {
-      note.textContent = `The ${names([...new Set(taken)])} dice are the neutral dice in this game: choose another colour.`;
+      note.textContent = [...new Set(taken)].map((c) => `The ${c} dice are ${RESERVED_AS[c] || "the neutral dice"} in this game`).join("; ") +
+        ": choose another colour.";
       note.classList.add("err");
     }
   }
@@ -674,13 +785,30 @@
           '<label class="field">Skips per player and round<input id="opt-limit" type="number" min="1" inputmode="numeric" placeholder="no limit"></label>' +
           '<label class="field">Rounds<input id="opt-rounds" type="number" min="1" max="10" inputmode="numeric" placeholder="4, or 3 with a skip rule"></label>';
       } else {
-        box.innerHTML = '<p class="muted small">Basic game: 3 rounds, one Biggy die per player, two chips each round (a chip kept is worth $10,000 at the end).</p>';
+        const most = (editionInfo("royale").tiles || {}).max || 6;
+        const counts = [1, 2, 4, 5, 6].filter((n) => n <= most);
+        box.innerHTML = '<p class="muted small">3 rounds, one Biggy die per player, two chips each round (a chip kept is worth $10,000 at the end).</p>' +
+          '<label class="field">Casino tiles<select id="opt-tiles"><option value="3" selected>3 per round: the main game</option>' +
+          '<option value="0">Off: the basic game</option>' +
+          counts.map((n) => `<option value="${n}">${n} per round (variant)</option>`).join("") + "</select></label>" +
+          '<label class="field" id="opt-used-field">Used tiles<select id="opt-used"><option value="repeat" selected>Repeat: all back in the draw</option>' +
+          '<option value="aside">Set aside: each tile once a game</option>' +
+          '<option value="other_face">Other face only: a tile comes back turned</option></select></label>' +
+          '<p class="small tiles-note" id="tiles-note">With the tiles, the two <b>black</b> dice are extra dice the tiles throw: they are no player\'s dice, so nobody may pick black. ' +
+          'The nine <b>gray</b> dice are the blank dice the tiles put in the casinos.</p>';
       }
+    }
+    if (ed === "royale" && $("#opt-tiles")) {
+      $("#opt-used-field").hidden = !tilesChosen();
+      $("#tiles-note").hidden = !tilesChosen();
     }
     checkPlayers();
   }
+  /** The tiles per round the set-up form asks for (0: the basic game). */
+  const tilesChosen = () => ($("#opt-tiles") ? Number($("#opt-tiles").value) : 0);
+  const RESERVED_AS = { black: "the tiles' two extra dice", gray: "the blank dice", white: "the neutral dice" };
   document.querySelectorAll("input[name=edition]").forEach((r) => r.addEventListener("change", renderOptions));
-  $("#options").addEventListener("change", checkPlayers);
+  $("#options").addEventListener("change", renderOptions);
 
   function setupPlayers(rows, start) {
     const box = $("#players-edit");
@@ -735,6 +863,10 @@
       options.skip_rule = $("#opt-skip").value;
       if ($("#opt-limit").value) options.skip_limit = Number($("#opt-limit").value);
       if ($("#opt-rounds").value) options.rounds = Number($("#opt-rounds").value);
+    }
+    if (ed === "royale") {
+      options.tiles = tilesChosen() || false;
+      if (options.tiles) options.used_tiles = $("#opt-used").value;
     }
     const body = { edition: ed, players, options, start_player: start,
       deal: document.querySelector("input[name=deal]:checked").value, hide_money: $("#hide-money").checked };
