@@ -15,11 +15,12 @@ const VT = (() => {
   const cc = (colour) => "c-" + (KNOWN.has(colour) ? colour : "x");
   const $ = (sel, root = document) => root.querySelector(sel);
 
-  /** One die as inline SVG: the value's pips in the die's colour ("?" when unread). */
+  /** One die as inline SVG: the value's pips in the die's colour ("?" when unread; value 0
+      is a blank die, Royale's gray dice that have no pips at all). */
   function die(value, colour, extra = "") {
     const pips = (PIPS[value] || []).map(([x, y]) => `<circle class="p" cx="${x}" cy="${y}" r="2.3"/>`).join("");
-    const unknown = PIPS[value] ? "" : '<text x="12" y="16.5" text-anchor="middle">?</text>';
-    const label = `${PIPS[value] ? value : "unread"}${colour ? " " + colour : ""}`;
+    const unknown = PIPS[value] || value === 0 ? "" : '<text x="12" y="16.5" text-anchor="middle">?</text>';
+    const label = `${PIPS[value] ? value : value === 0 ? "blank" : "unread"}${colour ? " " + colour : ""}`;
     return `<svg class="die ${cc(colour)} ${extra}" viewBox="0 0 24 24" role="img" aria-label="${esc(label)}">` +
       `<rect class="f" x="1" y="1" width="22" height="22" rx="5"/>${pips}${unknown}</svg>`;
   }
@@ -61,7 +62,9 @@ const VT = (() => {
     }
     const st = s.storage || {};
     if (st.full) lines.push("<b>Storage full.</b> Nothing new can be saved, so moves are refused: free some space and play resumes by itself.");
-    for (const n of s.notices || []) {
+    // The table's own notices have a message; what the rules tell (a tile's doings) is the
+    // game log's, not news for the banner.
+    for (const n of (s.notices || []).filter((x) => x.message)) {
       lines.push(`<b>Saved games.</b> ${esc(n.message)}` +
         (page.includes("page-table") ? ` <button class="btn ghost small" type="button" data-notice="${Number(n.id)}">OK</button>` : ""));
     }
@@ -201,5 +204,9 @@ const VT = (() => {
     if ("wakeLock" in navigator) ask();
   }
 
-  return { esc, cc, sw, die, byFace, money, colourOf, live, api, toast, keepAwake, $, COLOURS, KNOWN };
+  /** What the rules engine told about the game (Royale's tiles: draws, tokens, money), oldest
+      first: the session keeps them apart from its own notices, which are the banner's. */
+  const gameNotices = (s) => s.game_notices || (s.notices || []).filter((n) => n.kind);
+
+  return { esc, cc, sw, die, gameNotices, byFace, money, colourOf, live, api, toast, keepAwake, $, COLOURS, KNOWN };
 })();

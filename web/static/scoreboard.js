@@ -24,7 +24,8 @@
   /** One money style on the whole page: "$80,000" on a note, in a total and in a gap. */
   const cash = (v) => money(v, true);
   const isNeutral = (s, name) => !(s.players || []).some((p) => p.name === name);
-  const label = (s, name) => (isNeutral(s, name) ? "neutral dice" : name);
+  // Royale's gray dice are blank: an imaginary player of their own, not the neutral dice.
+  const label = (s, name) => (!isNeutral(s, name) ? name : name === "gray" ? "blank dice" : "neutral dice");
   const player = (s, name) => (s.players || []).find((p) => p.name === name);
   const ended = (s) => s.over || !!(s.display && s.display.ended);
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
@@ -54,6 +55,7 @@
     $("#casinos").hidden = done;
     $("#casinos-h").hidden = done;
     renderTurn(s);
+    renderDecision(s);
     renderPending(s);
     renderFinal(s);
     renderSummary(s);
@@ -74,6 +76,11 @@
     if (s.phase === "deal") {
       title = `Round ${s.round}`;
       what = s.display && s.display.deal === "hand" ? "The money is being dealt" : "Dealing the money…";
+    } else if (mover && s.phase === "tile" && tilePending(s)) {
+      const tp = tilePending(s);
+      title = esc(mover.name);
+      what = tp.roll ? `throws the black dice for ${esc(tp.name)}`
+        : `decides for ${esc(tp.name)}${tp.secret ? ", in secret" : ""}`;
     } else if (mover) {
       title = esc(mover.name);
       what = s.phase === "neutral" ? "rolls the neutral dice"
@@ -82,6 +89,236 @@
     }
     el.innerHTML = `${mover ? sw(mover.colour, "lg") : ""}<div><div class="who">${title}</div>` +
       `<div class="what">${what}</div></div><div class="side">${side}</div>`;
+  }
+
+  // --- Royale's casino tiles --------------------------------------------------------------
+  /** The sixteen faces: the name printed on each and what it does, in a line. */
+  const FACES = {
+    A1: ["Lucky Punch", "hold 1-3 tokens in secret; the next player guesses"],
+    A2: ["Jackpot", "throw the black dice: a 7 or a double wins the jackpot"],
+    B1: ["Prime Time", "the winner throws the black dice before payout"],
+    B2: ["Fifty Fifty", "take the reward or bet higher or lower"],
+    C1: ["High Five", "the fifth die here takes the token: $100,000"],
+    C2: ["Bad Luck", "the fewest dice here pay $50,000"],
+    D1: ["Pay Day", "$10,000 for each casino holding your dice"],
+    D2: ["Power Play", "the clear majority takes the token"],
+    E1: ["No Entry!", "close a casino and move on the reward track"],
+    E2: ["Knockout!", "each opponent puts a die in the bar"],
+    F1: ["Block It!", "put a cluster of blank dice in a casino"],
+    F2: ["Handicap", "take a blank die for a reward"],
+    G1: ["Black Box", "the winner picks one of two face-down piles"],
+    G2: ["Double Down", "move dice onto the tile: paid like a casino"],
+    H1: ["Nice Dice", "a die onto the tile's space of its number"],
+    H2: ["My Choice", "throw the black dice and pick a result"],
+  };
+  const faceName = (code) => (FACES[code] || [code])[0];
+  const tilePending = (s) => (s.tiles && s.tiles.pending && s.tiles.pending[0]) || null;
+  /** The question without the tile's name in front: the card's heading says it. */
+  const askText = (p) => (p.ask.startsWith(p.name + ": ") ? p.ask.slice(p.name.length + 2) : p.ask);
+
+  /** A tile's decision: the question and its answers on the deciding player's own phone (a
+      secret one only there), "Waiting: ..." on everyone else's. */
+  function renderDecision(s) {
+    const el = $("#decide");
+    const p = tilePending(s);
+    el.hidden = !p || ended(s);
+    if (el.hidden) {
+      el.dataset.key = "";
+      return;
+    }
+    const mine = !!s.me && p.player === s.me;
+    const key = JSON.stringify([s.game_id, s.seq, s.me, p]);
+    if (el.dataset.key === key) return;
+    el.dataset.key = key;
+    const pl = player(s, p.player);
+    el.className = `card decide ${pl ? VT.cc(pl.colour) : ""}${mine ? " mine" : ""}${p.secret ? " secret" : ""}`;
+    const head = `<h2><span class="tile-badge">${esc(p.name)}</span> <span class="at">casino ${p.casino}</span></h2>`;
+    if (mine) {
+      const answers = p.roll
+        ? '<p class="throw">Throw the two black dice in the tray: the table reads them.</p>'
+        : `<div class="answers">${p.choices.map((c, i) =>
+          `<button class="btn answer" type="button" data-i="${i}">${esc(c.label)}</button>`).join("")}</div>`;
+      el.innerHTML = head + (p.secret ? '<p class="secret-note"><b>Secret: only you see this.</b> ' +
+        "Keep your screen to yourself; the others learn it when the tile says.</p>" : "") +
+        `<p class="ask">${esc(askText(p))}</p>${answers}<p class="sent" aria-live="polite"></p>`;
+      return;
+    }
+    const doing = p.roll ? "throws the black dice" : p.secret ? "decides in secret" : "decides";
+    const claim = !s.me && pl ? `<p class="hint">${esc(p.player)}, is this your phone? Tap <b>Me?</b> ` +
+      "above and pick your colour to answer here.</p>" : "";
+    el.innerHTML = `<p class="waiting">Waiting: ${who(s, p.player)} ${doing} for ${esc(p.name)}</p>` +
+      (p.secret ? "" : `<p class="ask">${esc(askText(p))}</p>`) + claim;
+  }
+  $("#decide").addEventListener("click", async (e) => {
+    const b = e.target.closest(".answer");
+    const el = $("#decide");
+    const p = S && tilePending(S);
+    const c = p && p.choices[Number(b && b.dataset.i)];
+    if (!b || !c || b.disabled) return;
+    const key = el.dataset.key;
+    el.querySelectorAll(".answer").forEach((x) => { x.disabled = true; });
+    b.classList.add("chosen");
+    const said = el.querySelector(".sent");
+    said.textContent = "Sending…";
+    const answer = { player: S.me, tile: c.tile, choice: c.choice };
+    if (c.value !== undefined && c.value !== null) answer.value = c.value;
+    const r = await VT.api("/api/answer", answer);
+    if (el.dataset.key !== key) return;  // the stream moved on already
+    if (r.ok) {
+      said.textContent = `Sent: ${c.label}. The table moves on…`;
+      return;
+    }
+    VT.toast(r.data.error || "that did not work", true);
+    el.dataset.key = "";
+    renderDecision(S);
+  });
+
+  /** What a tile shows: its counters, tokens and dice, in words. */
+  function tileFacts(s, t) {
+    const out = [];
+    const holder = (name, what) => (name ? `${what}: ${who(s, name)}` : `${what} on the tile`);
+    if (t.tile === "A2") out.push(`Jackpot <b>${cash(t.counter)}</b>`);
+    if (t.tile === "B2") {
+      out.push(t.counter ? `Counter on <b>${cash(t.reward)}</b>` : "Counter at the start");
+      if (t.last) out.push(`last throw ${t.last}`);
+    }
+    if (t.tile === "C1" || t.tile === "D2") out.push(holder(t.token, "Token"));
+    if (t.tile === "E1") {
+      out.push(t.closed ? `<b>Casino ${t.closed} closed</b>` : "No casino closed yet");
+      const track = t.track || [];
+      const next = t.counter < track.length ? track[t.counter] : undefined;
+      const prize = (v) => (v === null ? "nothing" : typeof v === "number" ? cash(v) : esc(v));
+      out.push(`Reward track ${t.counter} of ${track.length}` +
+        (next === undefined ? ", at the end" : `, next ${prize(next)}`));
+    }
+    if (t.tile === "E2") {
+      const bar = Object.entries(t.bar || {}).filter(([, n]) => n);
+      out.push(bar.length ? `In the bar: ${bar.map(([n, k]) => `${who(s, n)} ${k}`).join(", ")}` : "The bar is empty");
+    }
+    if (t.tile === "F1") {
+      out.push(t.clusters && t.clusters.length ? `Blank dice left: clusters of ${and(t.clusters.map(String))}`
+        : "No blank dice left");
+    }
+    if (t.tile === "F2") {
+      const names = { chip: "1 chip", money: cash(30000), option: "turn or take back a die" };
+      out.push("Pictures filled:");
+      for (const [k, v] of Object.entries(t.pictures || {})) out.push(`${names[k] || esc(k)} <b>${v.filled}</b>/${v.of}`);
+    }
+    if (t.tile === "G1") out.push(t.piles ? `Piles of ${t.piles[0]} and ${t.piles[1]} tokens, face down` : "Six tokens on the tile");
+    if (t.tile === "G2") {
+      const on = Object.entries(t.dice || {});
+      out.push(on.length ? `On the tile: ${on.map(([n, k]) => `${who(s, n)} ${k}`).join(", ")}` : "No dice on the tile");
+    }
+    if (t.tile === "H1") {
+      const on = Object.entries(t.spaces || {});
+      out.push(on.length ? `On its spaces: ${on.map(([v, d]) => die(Number(v), d.colour, d.big ? "big" : "")).join("")}`
+        : "Its spaces are empty");
+    }
+    if (t.tile === "H2") out.push(t.golden ? `Golden space: ${who(s, t.golden)}` : "Golden space empty");
+    return out;
+  }
+
+  function tileBox(s, t) {
+    const p = tilePending(s);
+    const asking = p && p.casino === t.casino && !ended(s);
+    const facts = tileFacts(s, t).map((f) => `<li>${f}</li>`).join("");
+    return `<div class="tile${asking ? " asking" : ""}" data-tile="${esc(t.tile)}"><div class="tile-top">` +
+      `<span class="tile-badge">${esc(t.name || faceName(t.tile))}</span>` +
+      `<span class="tile-does">${esc((FACES[t.tile] || ["", ""])[1])}</span></div>` +
+      (facts ? `<ul class="tile-facts">${facts}</ul>` : "") + "</div>";
+  }
+
+  // --- what the tiles did, in words (the game log) ------------------------------------------
+  const CHOSE = {
+    keep: "said no", none: "took none", take: "took it", roll: "rolls as usual", guess: "guessed {v}",
+    higher: "bet higher", lower: "bet lower", one: "placed the {v}", both: "placed both",
+    move: "moved {v} dice onto the tile", move_biggy: "moved the Biggy and {v} dice onto the tile",
+    die: "chose a small die", biggy: "chose the Biggy", cluster: "took the cluster of {v} blank dice",
+    casino: "chose casino {v}", activate: "activated casino {v}'s tile", result: "chose {v}",
+    rotate: "turned a die to {v}", rotate_biggy: "turned the Biggy to {v}",
+    return: "took a die back from casino {v}", return_biggy: "took the Biggy back from casino {v}",
+    power: "passed and put a die in casino {v}", power_biggy: "passed and put the Biggy in casino {v}",
+    chip: "took 1 chip", money: `took ${cash(30000)}`, option: "took the turn-or-take-back",
+    split: "split the tokens {v} + {r}", pile: "chose pile {v}",
+  };
+  const CHOSE_ON = {
+    E1: { keep: "left the token where it is", casino: "closed casino {v}" },
+    E2: { die: "put a small die in the bar", biggy: "put the Biggy in the bar" },
+    F2: { take: "took a blank die from casino {v}", none: "took no blank die" },
+    G2: { keep: "left the dice in the casino" },
+    H1: { die: "put the {v} onto the tile", biggy: "put the Biggy ({v}) onto the tile", keep: "kept the dice" },
+    B2: { take: "took the reward" },
+  };
+  const chose = (e) => ((CHOSE_ON[e.tile] || {})[e.choice] || CHOSE[e.choice] || `chose ${e.choice}${e.value == null ? "" : " " + e.value}`)
+    .replace("{v}", e.value).replace("{r}", 6 - e.value);
+
+  /** Money and chips a tile gave, said together: "2 chips and $40,000". */
+  const gains = (ns) => and(ns.map((n) => (n.kind === "chips" ? plural(n.chips, "chip", "chips") : cash(n.paid))));
+
+  /** The engine's notices as sentences: a tile's doing with the money it brought. */
+  function noticeLines(s, notices) {
+    const out = [];
+    for (let i = 0; i < notices.length; i++) {
+      const n = notices[i];
+      const name = esc(n.name || faceName(n.tile));
+      const p = n.player ? who(s, n.player) : "";
+      if (n.kind !== "tile") {
+        const what = n.kind === "bank" ? `gets ${cash(n.paid)} from the bank${n.paid < n.owed ? ` (it had no more; ${cash(n.owed)} was due)` : ""}`
+          : n.kind === "chips" ? `gets ${plural(n.chips, "chip", "chips")}`
+            : n.kind === "pays" ? `pays ${cash(Math.min(n.paid, n.owed))} into the bank${n.paid < n.owed ? " (all they had)" : ""}` : "";
+        if (what) out.push(`${name}: ${p} ${what}`);
+        continue;
+      }
+      // The money this doing brought follows it: the same tile's bank and chips notices.
+      const won = [];
+      while (i + 1 < notices.length && ["bank", "chips"].includes(notices[i + 1].kind) && notices[i + 1].tile === n.tile) {
+        won.push(notices[++i]);
+      }
+      const to = won.length ? won[0].player : n.player;
+      const gets = won.length ? `: ${who(s, to)} gets ${gains(won)}` : "";
+      const th = (n.thrown || []).join(" and ");
+      let line;
+      if (n.did === "drawn") line = `${name} lies beside casino ${n.casino}`;
+      else if (n.did === "jackpot") line = `${name}: ${p} threw ${th} and won ${cash(won.length ? won[0].paid : n.amount)} from the bank`;
+      else if (n.did === "advance") line = `${name}: ${p} threw ${th}: no luck, the jackpot grows to ${cash(n.amount)}`;
+      else if (n.did === "revealed" && "held" in n) {
+        line = `${name}: ${who(s, n.guesser)} guessed ${n.guess}, ${p} held ${n.held}` +
+          (n.right ? `: right, nothing for ${p}` : gets || `: ${p} gets nothing more`);
+      } else if (n.did === "revealed") {
+        line = `${name}: ${p} chose pile ${n.pile} (${plural(n.tokens, "token", "tokens")})` + (gets || "");
+      } else if (n.did === "fist") line = `${name}: ${p} chose in secret; ${who(s, n.guesser)} guesses how many tokens`;
+      else if (n.did === "split") line = `${name}: ${p} split the tokens ${(n.piles || []).join(" + ")} and hid the chips token`;
+      else if (n.did === "closed") line = `${name}: ${p} closed casino ${n.casino_closed}${gets}`;
+      else line = (n.text ? esc(n.text) : `${name}: ${esc(n.did)}`) + gets;
+      out.push(line);
+    }
+    return out;
+  }
+
+  /** The engine's notices by the log entry of the action that made them (a notice's `seq`
+      is that action's; a roll merged into its placement hands its notices on to it, and the
+      next round's tiles are told on the payout line). Notices without a `seq` come back
+      apart: those of the newest round, said on their own. */
+  function noticesByEntry(s, log) {
+    const by = new Map();
+    const loose = [];
+    const newest = log.length ? log[0].round : 0;
+    for (const n of VT.gameNotices(s)) {
+      if (!["tile", "bank", "chips", "pays"].includes(n.kind)) continue;
+      if (typeof n.seq !== "number") {
+        if (n.round === newest) loose.push(n);
+        continue;
+      }
+      const at = log.filter((e) => e.seq >= n.seq);
+      if (!at.length) continue;
+      const low = Math.min(...at.map((e) => e.seq));
+      const same = at.filter((x) => x.seq === low);
+      const payout = same.find((x) => x.kind === "payout");
+      const e = (payout && n.round > payout.round ? payout : same.find((x) => x.kind !== "payout")) || same[0];
+      if (!by.has(e)) by.set(e, []);
+      by.get(e).push(n);
+    }
+    return { by, loose };
   }
 
   function renderPending(s) {
@@ -235,6 +472,9 @@
   function renderCasinos(s) {
     const el = $("#casinos");
     const now = {};
+    const tiles = (s.tiles && s.tiles.casinos) || [];
+    // No Entry!'s token closes a casino: no die may enter or leave it.
+    const closed = new Set(tiles.filter((t) => t.tile === "E1" && t.closed).map((t) => t.closed));
     const html = s.casinos.map((c) => {
       const proj = Object.fromEntries(c.projected.map((p) => [p.player, p.amount]));
       const tied = new Set(c.tied);
@@ -246,21 +486,29 @@
         const big = nb ? `<i class="bigmark" title="${nb} Biggy, counts as two"></i>` : "";
         const status = tied.has(n) ? '<span class="tag">tied</span>'
           : proj[n] !== undefined ? `<span class="pay">+${cash(proj[n])}</span>` : "";
-        return `<li class="stake ${tied.has(n) ? "tied" : ""}">${sw(colourOf(s, n))}<span class="n">${(c.weights && c.weights[n]) || c.dice[n] || 0}</span>` +
-          `${big}<span class="nm">${esc(label(s, n))}</span>${status}</li>`;
+        const count = (c.weights && c.weights[n]) || c.dice[n] || 0;
+        const blank = n === "gray" && isNeutral(s, n);
+        const mark = blank ? die(0, "gray", "blank") : sw(colourOf(s, n));
+        return `<li class="stake ${tied.has(n) ? "tied" : ""}">${mark}<span class="n">${count}</span>` +
+          `${big}<span class="nm">${blank && count === 1 ? "blank die" : esc(label(s, n))}</span>${status}</li>`;
       }).join("");
       // Notes are paid high to low, one per ranked player: the first ones are taken.
       const notes = [...c.notes].sort((a, b) => b - a).map((v, i) =>
         `<span class="note ${i < c.projected.length ? "won" : ""}">${cash(v)}</span>`).join("");
       const total = c.notes.reduce((a, b) => a + b, 0);
-      return `<article class="casino" data-casino="${c.casino}"><header>${die(c.casino, "", "c-house")}` +
-        `<span class="cname">Casino ${c.casino}</span><span class="total">${total ? cash(total) : ""}</span></header>` +
+      const tile = tiles.find((t) => t.casino === c.casino);
+      const shut = closed.has(c.casino) ? '<span class="closed-tag">closed</span>' : "";
+      return `<article class="casino${shut ? " closed" : ""}${tile ? " has-tile" : ""}" data-casino="${c.casino}"><header>${die(c.casino, "", "c-house")}` +
+        `<span class="cname">Casino ${c.casino}</span>${shut}<span class="total">${total ? cash(total) : ""}</span></header>` +
+        (tile ? tileBox(s, tile) : "") +
         `<div class="notes">${notes || '<span class="muted small">no money yet</span>'}</div>` +
         `<ul class="stakes">${stakes || '<li class="empty">no dice yet</li>'}</ul></article>`;
     }).join("");
     el.innerHTML = html;
+    const bank = s.tiles ? (s.tiles.bank || []).reduce((a, b) => a + b, 0) : null;
     $("#casinos-h").innerHTML = s.edition === "royale"
-      ? 'Casinos <span class="h-note"><i class="bigmark"></i> Biggy: counts as two dice</span>' : "Casinos";
+      ? 'Casinos <span class="h-note"><i class="bigmark"></i> Biggy: counts as two dice' +
+        `${bank !== null ? ` · the bank holds ${cash(bank)}` : ""}</span>` : "Casinos";
     if (prevDice && prevDice.game === s.game_id) {
       for (const [k, v] of Object.entries(now)) {
         if (prevDice[k] !== v && v !== "{}") el.querySelector(`[data-casino="${k}"]`).classList.add("bump");
@@ -331,7 +579,7 @@
   }
 
   /** The game log in words, newest first: rolls, placements, skips, payouts. */
-  function logLine(s, e) {
+  function logLine(s, e, notices = []) {
     const dice = (groups, value) => groups.flatMap((g) => g.values.map((v) => ({ v, colour: g.colour, big: g.big })))
       .sort((a, b) => (a.v || 7) - (b.v || 7))
       .map((d) => die(d.v, d.colour, (d.big ? "big " : "") + (value ? (d.v === value ? "hl" : "dim") : ""))).join("");
@@ -356,13 +604,24 @@
       const cost = { chip: "used a chip", "$1": "paid $1", "skip card": "used a skip card" }[e.cost];
       text = `${p} rolled ${faces(e.dice)} and skipped the turn${cost ? ` (${cost})` : ""}`;
       pics = dice(e.dice);
+    } else if (e.kind === "tile") {
+      // A secret choice is said only as made: the log never holds its value.
+      text = e.hidden ? `${esc(faceName(e.tile))}: ${p} chose in secret`
+        : `${esc(faceName(e.tile))}: ${p} ${esc(chose(e))}`;
+    } else if (e.kind === "tile_roll") {
+      text = `${p} threw the black dice (${faces(e.dice)})`;
+      pics = dice(e.dice);
     } else if (e.kind === "payout") {
       const r = (s.round_results || []).find((x) => x.round === e.round);
       text = `<b>Round ${e.round} paid out</b>${e.round === summaryRound ? " (see above)" : ""}`;
       if (r && r.casinos.length && e.round !== summaryRound) extra = `<ul class="paid">${paidList(s, r.casinos)}</ul>`;
     }
+    const did = noticeLines(s, notices);
+    // A tile's own action is best said by what the tile made of it ("guessed 2, anna held 3").
+    if (did.length && (e.kind === "tile" || e.kind === "tile_roll")) text = did.shift();
+    const then = did.length ? `<span class="did">${did.map((l) => `<span>${l}</span>`).join("")}</span>` : "";
     return `<li class="log-${e.kind}" data-seq="${e.seq}"><span class="t">${text}</span>` +
-      `${pics ? `<span class="dice">${pics}</span>` : ""}${extra}</li>`;
+      `${pics ? `<span class="dice">${pics}</span>` : ""}${then}${extra}</li>`;
   }
 
   const wide = matchMedia("(min-width: 720px)");
@@ -375,11 +634,14 @@
       el.open = wide.matches;  // a phone starts with the log folded, the last action in view
       el.dataset.ready = "1";
     }
-    const newest = log[0];
+    const { by, loose } = noticesByEntry(s, log);
+    const lines = log.map((e) => logLine(s, e, by.get(e) || []));
+    // Notices that do not say which action made them: what the tiles did, newest first.
+    const apart = noticeLines(s, loose).reverse().map((l) => `<li class="log-tile-did"><span class="t">${l}</span></li>`);
     const last = document.createElement("ul");
-    last.innerHTML = logLine(s, newest);
+    last.innerHTML = apart[0] || lines[0];
     $("#log-last").textContent = last.querySelector(".t").textContent;
-    $("#log-list").innerHTML = log.map((e) => logLine(s, e)).join("");
+    $("#log-list").innerHTML = apart.join("") + lines.join("");
   }
 
   // A TV shows how to join; phones never load the picture.
