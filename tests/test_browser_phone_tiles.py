@@ -21,6 +21,7 @@ import pytest
 from scorekeeper import GameConfig
 from scorekeeper.simulate import players
 from tests.browsing import LAPTOP, PHONE, Served, serve_table
+from tests.test_browser_scoreboard import CONTRAST
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -288,3 +289,52 @@ def test_the_tiles_beside_their_casinos_at_phone_and_laptop_size(served, phones)
     waits(phone, "Waiting: anna decides for Handicap")
     assert phone.locator("#decide .ask").inner_text() == "take a blank die from a casino?"
     shot(laptop, "handicap-waiting-laptop")
+
+
+def test_no_entry_closes_a_casino_from_the_players_phone_and_the_page_stays_readable(served,
+                                                                                     phones):
+    royale(served, "E1")
+    anna, carla = phones(2)
+    me(anna, served, "anna")
+    me(carla, served, "carla")
+    assert turn(served, 1) == "anna"
+    asked(anna, "close which casino?")
+    assert answers(anna) == [f"Close casino {c}" for c in range(2, 7)]
+    waits(carla, "Waiting: anna decides for No Entry!")
+    assert carla.locator("#decide .ask").inner_text() == "close which casino?"
+    # What a player must be able to read and tap: 44 px answers, AA contrast in light and
+    # dark, and 200% text that still fits the phone's width.
+    for scheme in ("light", "dark"):
+        anna.emulate_media(color_scheme=scheme)
+        carla.emulate_media(color_scheme=scheme)
+        ratios = anna.evaluate(CONTRAST, "#decide .ask, #decide h2 .at, .tile-does, .tile-facts li,"
+                                         " .tile-badge, .answers .btn")
+        ratios += carla.evaluate(CONTRAST, "#decide .waiting, #decide .ask")
+        low = [r for r in ratios if r[2] < 4.5]
+        assert ratios and not low, (scheme, low)
+    anna.evaluate("document.documentElement.style.fontSize = '200%'")
+    anna.wait_for_function("() => parseFloat(getComputedStyle(document.documentElement)"
+                           ".fontSize) >= 30")
+    assert anna.evaluate("document.documentElement.scrollWidth <= innerWidth + 1")
+    for b in anna.locator("#decide .answer").all():
+        box = b.bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44, box
+    shot(anna, "no-entry-200")
+    anna.evaluate("document.documentElement.style.fontSize = ''")
+    anna.emulate_media(color_scheme="light")
+    anna.click("#decide .answer:has-text('Close casino 5')")
+
+    for pg in (anna, carla):
+        pg.wait_for_selector('.casino.closed[data-casino="5"] .closed-tag')
+        tile = pg.locator('.casino[data-casino="1"] .tile').inner_text()
+        assert "Casino 5 closed" in tile, tile
+        assert "Reward track 1 of 6, next space: no reward" in tile, tile
+        open_log(pg)
+        pg.wait_for_function("() => [...document.querySelectorAll('#log-list > li .t')]"
+                             ".some(t => t.textContent.startsWith('No Entry!: anna closed'))")
+        assert log_lines(pg)[0].startswith("No Entry!: anna closed casino 5"), log_lines(pg)
+    shot(carla, "no-entry-closed")
+    if not notices_reach_the_phones(served):
+        pytest.xfail("web/session.py's snapshot puts its own notices over the rules "
+                     "engine's: the tile's outcome cannot reach the phones")
+    assert log_lines(anna)[0] == "No Entry!: anna closed casino 5: anna gets $30,000"

@@ -187,9 +187,10 @@
       out.push(t.closed ? `<b>Casino ${t.closed} closed</b>` : "No casino closed yet");
       const track = t.track || [];
       const next = t.counter < track.length ? track[t.counter] : undefined;
-      const prize = (v) => (v === null ? "nothing" : typeof v === "number" ? cash(v) : esc(v));
+      const prize = (v) => (v === null ? "no reward" : typeof v === "number" ? cash(v)
+        : v === "chip" ? "1 chip" : v === "chips2" ? "2 chips" : esc(v));
       out.push(`Reward track ${t.counter} of ${track.length}` +
-        (next === undefined ? ", at the end" : `, next ${prize(next)}`));
+        (next === undefined ? ", at the end" : `, next space: ${prize(next)}`));
     }
     if (t.tile === "E2") {
       const bar = Object.entries(t.bar || {}).filter(([, n]) => n);
