@@ -33,7 +33,10 @@ DEFAULT_SCENE = 5  # easy preset: greyboard floor on a cloth, dice ~68 px at 128
 class Turn:
     """One roll: the player to move, the dice rolled (colour, value, big) and the value chosen.
 
-    Colours include neutral dice ("white"); `big` is empty or one flag per die (Royale).
+    Colours include neutral dice ("white") and the dice no player owns (Royale's black extra
+    dice, thrown for a casino tile); `big` is empty or one flag per die (Royale). `pause` is
+    how long (s) the tray stays empty before the dice come: the table deciding something
+    first (a casino tile's question).
     """
 
     player: str
@@ -41,6 +44,7 @@ class Turn:
     values: tuple[int, ...]
     chosen: int
     big: tuple[bool, ...] = ()
+    pause: float = 0.0
 
     def __post_init__(self) -> None:
         n = len(self.colours)
@@ -57,6 +61,8 @@ class Turn:
         if self.chosen not in self.values:
             raise ValueError(f"turn of {self.player}: chosen {self.chosen} was not rolled "
                              f"{self.values}")
+        if not 0 <= self.pause < 600:
+            raise ValueError(f"turn of {self.player}: pause must be 0-600 s, got {self.pause}")
 
     @classmethod
     def of(cls, t: Turn | Sequence[Any]) -> Turn:
@@ -102,7 +108,7 @@ class TurnTruth:
     dice: list[dict[str, Any]]  # {"colour", "value", "big"} as scripted
     chosen: int
     start: int
-    fall: range
+    fall: range  # (after `wait`, the empty tray of the turn's pause)
     settled: list[range]
     hand: range | None
     lift: range
@@ -112,6 +118,7 @@ class TurnTruth:
     end: int
     rolled_out: int | None = None  # index into `dice` of a die that left the tray in the fall
     bumped: int | None = None  # index of a staying die nudged while the chosen ones were lifted
+    wait: range = range(0)  # the empty tray of the turn's pause, before the fall
 
 
 @dataclass
@@ -275,8 +282,9 @@ class DemoSource(Source):
             plan.extend(_Planned(list(dice), phase, k, hand) for _ in range(n))
             return r
 
+        wait = add([], "empty", round(turn.pause * self.fps))
         # fall: ease-out from the thrower's side, tumbling (random faces) while fast
-        fall_from = start
+        fall_from = start + len(plan)
         us = [1 - (1 - (j + 1) / (tm.fall + 1)) ** 2 for j in range(tm.fall)]
         prev = [0.0] + us[:-1]
         for u, u0 in zip(us, prev, strict=True):
@@ -339,7 +347,7 @@ class DemoSource(Source):
                   for i, (c, v) in enumerate(zip(turn.colours, turn.values, strict=True))],
             chosen=turn.chosen, start=start, fall=fall, settled=settled, hand=hand, lift=lift,
             rest=rest, scoop=scoop, empty=empty, end=start + len(plan),
-            rolled_out=rolled_out, bumped=bumped))
+            rolled_out=rolled_out, bumped=bumped, wait=wait))
         self._queue.extend(plan)
 
     # -- frames

@@ -27,9 +27,20 @@ import cv2
 import numpy as np
 
 from calibration.guide import CalibrationError, Calibrator
-from scorekeeper import Deal, Die, GameConfig, GameState, Place, Roll, RulesError, StoreError
+from scorekeeper import (
+    Deal,
+    Die,
+    GameConfig,
+    GameState,
+    Place,
+    Roll,
+    RulesError,
+    StoreError,
+    TileChoice,
+)
 from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore, StorageFull, StoredGame
+from scorekeeper.tiles import BLACK
 from vision import tracker as tk
 from vision.demo import DemoSource
 from vision.loop import CameraLoop, LoopHooks
@@ -51,6 +62,9 @@ from .questions import (
 log = logging.getLogger("vegas_table.session")
 
 NEUTRAL_COLOURS = ("white", "gray")
+# Events kept while a casino tile waits for a decision, at most: a few turns' worth, should
+# dice be thrown on and on while nobody answers.
+DEFERRED_MAX = 64
 # The camera picture is encoded while a viewer asked for it this recently (they ask at
 # 12 fps, and once every 5 s at least for an unchanged frame).
 PREVIEW_WANTED_S = 6.0
@@ -85,14 +99,29 @@ class SessionStats:
     errors: int = 0  # frames, photos and events that failed and were passed over
 
 
+def throw_due(state: GameState) -> bool:
+    """Whether the game waits for dice to be thrown: a player's roll, the neutral dice at a
+    round's start, or the two black dice a casino tile throws (Royale's main game)."""
+    return state.phase in ("roll", "neutral") or (state.phase == "tile"
+                                                  and state.is_chance_node())
+
+
 def facts_for(state: GameState) -> tk.TurnFacts | None:
-    """What the tracker should expect of the next roll, in plain facts."""
-    if state.phase not in ("roll", "neutral"):
+    """What the tracker should expect of the next roll, in plain facts.
+
+    A tile's throw is of dice no player owns (Royale's two black dice): those dice's colour
+    stands where a player's would, so the tracker checks their count and colour alike.
+    """
+    if not throw_due(state):
         return None
     expected = state.expected_roll()
-    who = state.current_player()
-    colour = next((p.colour for p in state.players if p.name == who), "")
-    neutral = tuple(sorted({c for (c, _big) in expected if c != colour}))
+    if state.phase == "tile":
+        thrown = sorted({c for (c, _big) in expected})
+        colour, neutral = thrown[0], tuple(thrown[1:])
+    else:
+        who = state.current_player()
+        colour = next((p.colour for p in state.players if p.name == who), "")
+        neutral = tuple(sorted({c for (c, _big) in expected if c != colour}))
     per_colour: Counter[str] = Counter()
     for (c, _big), n in expected.items():
         per_colour[c] += n
@@ -132,10 +161,14 @@ def table_colours(state: GameState) -> tuple[str, ...]:
 
 def game_colours(state: GameState) -> list[str]:
     """The dice colours at this table, in seat order, then the neutral dice if this game
-    plays them: what calibration asks the people to drop, one set after the other (a die of
-    a colour the game leaves in the box is never thrown, so it need not be learned)."""
+    plays them, then the black extra dice if its tiles throw them: what calibration asks the
+    people to drop, one set after the other (a die of a colour the game leaves in the box is
+    never thrown, so it need not be learned)."""
     names = [p.colour for p in state.players]
     names += [c for c in state.edition.imaginary_colours() if c not in names]
+    # Royale's tiles throw the two black extra dice, which are no player's: only a game with
+    # tiles reserves their colour, and only there are they thrown.
+    names += [c for c in state.edition.reserved_colours() if c == BLACK and c not in names]
     return list(dict.fromkeys(names))
 
 
@@ -233,6 +266,8 @@ class TableSession:
         self._roll_open = False  # a roll is applied and its placement not seen yet
         self._neutral_roll = False
         self._queued: tuple[tk.Roll, list[tk.NeedsConfirmation]] | None = None
+        # What the camera saw while a casino tile waited for a decision, in order.
+        self._deferred: list[tk.Event] = []
         # A roll with a die below the certainty line, held until its placement reads it.
         self._held: _Held | None = None
         self._truth_turn: int | None = None  # demo only: the turn being rendered now
@@ -278,6 +313,21 @@ class TableSession:
         config = GameConfig(self.edition, tuple(self.player_list), self.options, seed)
         return self.store.create(config)
 
+    def _next_demo_game(self, seed: int) -> StoredGame:
+        """The demo's next game, by its rotation (`DemoOptions.rotation`): the session's own
+        edition, or another one (Royale with its casino tiles) with the same players. One
+        those players cannot play (a colour the other edition keeps for its own dice) is
+        left out, and the session's own is played."""
+        setup = self.demo_options.next_game(self.finished_games)
+        if setup is not None:
+            edition, options = setup
+            try:
+                return self.store.create(GameConfig(edition, tuple(self.player_list),
+                                                    dict(options), seed))
+            except RulesError as exc:
+                log.warning("demo: no %s game with these players (%s)", edition, exc)
+        return self._new_game(seed)
+
     def new_game(self, config: GameConfig) -> StoredGame:
         """Start another game (the table page's "new game"); pending questions are dropped."""
         with self.lock:
@@ -316,6 +366,7 @@ class TableSession:
         with self.lock:
             self.pending.clear()
             self._queued = None
+            self._deferred = []
             self._held = None
             self._roll_open = False
             self._after_change()
@@ -502,17 +553,31 @@ class TableSession:
             return self.version
 
     # --- actions -------------------------------------------------------------------------
-    def apply(self, action: Any) -> None:
+    def apply(self, action: Any, *, rescript: bool = True) -> None:
         """Apply and store one action; the rules refuse bad ones and nothing changes.
 
         An action from the table (a roll entered by hand, a placement tapped) overrides what
-        the camera holds back for its placement.
+        the camera holds back for its placement. A tile's decision lets what the camera saw
+        while it waited be handled now (`_handle` keeps it). `rescript=False` is for the
+        demo's own host making the move its camera's script already holds.
         """
         with self.lock:
             self._apply(action)
             self._held = None
+            if isinstance(action, TileChoice) and not self.is_ended(self.game.id):
+                # The decision may have ended the round: the next is dealt (as the session
+                # deals) before the dice thrown meanwhile are taken as its first roll.
+                self._deal_if_due()
+                self._replay_deferred()
             self._after_change()
-        self._rescript()  # the demo's camera plays on from this move, not from its script
+        if rescript:
+            self._rescript()  # the demo's camera plays on from this move, not from its script
+
+    def deal_if_due(self) -> None:
+        """Deal the next round when the session deals and one is due (after a tile's
+        decision that ended the round, say)."""
+        with self.lock:
+            self._deal_if_due()
 
     def _apply(self, action: Any) -> None:
         who = self.game.state.player_to_act()
@@ -538,6 +603,7 @@ class TableSession:
             action = self._stored(self._take_back)
             self.pending.clear()
             self._held = None
+            self._deferred = []
             self._after_change()
         self._rescript()
         return action
@@ -586,17 +652,19 @@ class TableSession:
                 roll = Roll(tuple(die_from_dict(d, i) for i, d in enumerate(chosen)))
                 if self._roll_open and self.game.state.phase == "choose":
                     self._take_back()  # the camera's roll is being corrected
-                neutral = self.game.state.phase == "neutral"
+                # Only a player's roll is placed; neutral dice go to their casinos by
+                # themselves, and a tile's black dice only say what the tile does.
+                placed = self.game.state.phase == "roll"
                 self._apply(roll)
                 self.pending.remove(p)
-                self._roll_open = not neutral
-                self._neutral_roll = neutral
+                self._roll_open = placed
+                self._neutral_roll = not placed
                 seen = p.seen_place
-                if seen is not None and not neutral and any(d.value == seen for d in roll.dice):
+                if seen is not None and placed and any(d.value == seen for d in roll.dice):
                     self._apply(Place(seen))
                     self._roll_open = False
                     self.stats.applied_auto += 1
-                elif p.taken is not None and not neutral:
+                elif p.taken is not None and placed:
                     faces = sorted({d.value for d in roll.dice} - {None})
                     self._ask_scooped([v for v in p.taken if v in faces] or faces, p.turn)
             self.stats.confirmed += 1
@@ -619,6 +687,8 @@ class TableSession:
             self._after_change()
 
     def _resume_queued(self) -> None:
+        """Handle the roll kept back (behind a question about the turn before it, or while
+        a tile's decision waited), once nothing holds it back any longer."""
         if self._queued is not None and not any(q.turn_over for q in self.pending):
             ev, doubts = self._queued
             self._queued = None
@@ -716,10 +786,11 @@ class TableSession:
                 return True
             self._pause(self.demo_options.next_game_after, idle=True)
             with self.lock:
-                self.game = self._new_game(self.game.state.config.seed + 1)
+                self.game = self._next_demo_game(self.game.state.config.seed + 1)
                 self.auto_deal = self._demo_auto_deal
                 self.pending.clear()
                 self._held = None
+                self._deferred = []
                 self.demo_host.script.clear()
                 self.tracker = tk.TurnTracker()
                 self._deal_if_due()
@@ -872,6 +943,7 @@ class TableSession:
         asked or held about the tray is dropped, and a roll never placed is entered afresh."""
         self.pending.clear()
         self._queued = None
+        self._deferred = []
         self._held = None
         if self.game.state.phase == "choose":
             self._take_back()
@@ -890,6 +962,15 @@ class TableSession:
             return
         about_roll: set[int] = set()  # the questions that follow a Roll are about that roll
         for i, ev in enumerate(events):
+            if id(ev) in about_roll:
+                continue
+            if self._deciding():
+                # A casino tile waits for a player's decision, which decides what the tray
+                # may hold next (the black dice it throws, or the next player's roll): what
+                # the camera sees meanwhile is handled, in order, once it is made.
+                self._deferred.extend(events[i:])
+                del self._deferred[:-DEFERRED_MAX]
+                break
             if isinstance(ev, tk.Roll):
                 doubts = []
                 for e in events[i + 1:]:
@@ -900,9 +981,20 @@ class TableSession:
                 self._on_roll(ev, doubts)
             elif isinstance(ev, tk.Place):
                 self._on_place(ev)
-            elif isinstance(ev, tk.NeedsConfirmation) and id(ev) not in about_roll:
+            elif isinstance(ev, tk.NeedsConfirmation):
                 self._on_taken_doubt(ev)
         self._after_change()
+
+    def _deciding(self) -> bool:
+        """A casino tile waits for a player's decision (not for its black dice)."""
+        state = self.game.state
+        return state.phase == "tile" and not state.is_chance_node()
+
+    def _replay_deferred(self) -> None:
+        """The events seen while a tile's decision waited, now that it is made."""
+        deferred, self._deferred = self._deferred, []
+        if deferred:
+            self._handle(deferred)
 
     def _photo(self, ev: tk.Roll) -> str | None:
         if ev.image is None:
@@ -929,8 +1021,12 @@ class TableSession:
             # is the next turn's and waits until that is answered.
             self._queued = (ev, doubts)
             return
+        if self._deciding():
+            # Kept back behind a question, and a tile's decision came up meanwhile.
+            self._deferred.extend([ev, *doubts])
+            return
         replacing = state.phase == "choose" and self._roll_open
-        if state.phase not in ("roll", "neutral") and not replacing:
+        if not throw_due(state) and not replacing:
             return  # dice thrown when no roll is due (testing the camera, a re-throw)
         doubt = next((d for d in doubts if d.reason == "unsure"), None)
         fitted = ev.dice
@@ -960,7 +1056,9 @@ class TableSession:
             roll = Roll(tuple(die_from_dict(d, i) for i, d in enumerate(dice)))
             if replacing:
                 self._take_back()
-            neutral = self.game.state.phase == "neutral"
+            # Neutral dice go to their casinos by themselves and a tile's black dice only
+            # say what it does: only a player's roll (or its replacement) waits for a move.
+            neutral = self.game.state.phase not in ("roll", "choose")
             self._apply(roll)
         except (RulesError, ValueError) as exc:
             self._ask("roll", "rules", str(exc), [], dice, photo, turn=turn)
