@@ -736,8 +736,11 @@ class GameState:
         return self.pile.pop(0)
 
     def notice(self, kind: str, **data: Any) -> None:
-        """Record something a player should know happened (reshuffle, short casino)."""
-        self.notices.append({"round": self.round, "kind": kind, **data})
+        """Record something a player should know happened (reshuffle, short casino, what a
+        tile did), with the number of the action that made it happen (`seq`), so a log can
+        put it under that action."""
+        self.notices.append({"round": self.round, "seq": len(self.history) + 1, "kind": kind,
+                             **data})
 
     def _advance(self) -> None:
         n = len(self.players)
