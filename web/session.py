@@ -514,6 +514,10 @@ class TableSession:
                 "storage": {"full": bool(self.storage_error),
                             "message": self.storage_error or None},
                 "notices": [{"id": i, "message": m} for i, m in self.notices.items()],
+                # The rules' own notices (what the tiles did), for the log: this round's and
+                # the last, as the log shows, so a long game does not grow every update.
+                "game_notices": [n for n in state["notices"]
+                                 if n["round"] >= state["round"] - 1],
                 "calibration": self.calibration_summary(),
                 "version": self.version,
             }
