@@ -189,9 +189,7 @@ def test_lucky_punch_the_hold_on_the_holders_phone_the_guess_on_the_guessers(ser
         assert lines[0].startswith("Lucky Punch: benno guessed 2"), lines
         assert lines[1].startswith("Lucky Punch: anna chose in secret"), lines
     assert get_state(served)["to_move"] == "benno"
-    if not notices_reach_the_phones(served):
-        pytest.xfail("web/session.py's snapshot puts its own notices over the rules "
-                     "engine's: the tile's outcome cannot reach the phones")
+    assert notices_reach_the_phones(served)
     text = " ".join(anna.locator("#log-list").inner_text().split())
     assert "Lucky Punch: benno guessed 2, anna held 3: anna gets $40,000" in text, text
     shot(anna, "lucky-punch-log")
@@ -257,9 +255,7 @@ def test_black_box_the_split_and_secret_pile_by_the_splitter_the_pick_by_the_win
     anna_now = next(p for p in s["players"] if p["name"] == "anna")
     assert anna_now["chips"] == 2 + 2 + 2, anna_now  # 2 a round, twice, and the pile's 2
     shot(carla, "black-box-log")
-    if not notices_reach_the_phones(served):
-        pytest.xfail("web/session.py's snapshot puts its own notices over the rules "
-                     "engine's: the tile's outcome cannot reach the phones")
+    assert notices_reach_the_phones(served)
     text = " ".join(carla.locator("#log-list").inner_text().split())
     assert re.search(r"Black Box: anna chose pile 2 \(2 tokens\): anna gets 2 chips and "
                      r"\$20,000", text), text
@@ -334,7 +330,5 @@ def test_no_entry_closes_a_casino_from_the_players_phone_and_the_page_stays_read
                              ".some(t => t.textContent.startsWith('No Entry!: anna closed'))")
         assert log_lines(pg)[0].startswith("No Entry!: anna closed casino 5"), log_lines(pg)
     shot(carla, "no-entry-closed")
-    if not notices_reach_the_phones(served):
-        pytest.xfail("web/session.py's snapshot puts its own notices over the rules "
-                     "engine's: the tile's outcome cannot reach the phones")
+    assert notices_reach_the_phones(served)
     assert log_lines(anna)[0] == "No Entry!: anna closed casino 5: anna gets $30,000"
