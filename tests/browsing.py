@@ -60,6 +60,26 @@ def serve_table(folder: Path) -> Iterator[Served]:
         store.close()
 
 
+@contextmanager
+def host_page(browser: Any, url: str, size: dict[str, int]) -> Iterator[Any]:
+    """The host's page at `size` (phone-like below 600 px), logged in; script errors on it
+    fail the test."""
+    phone = size["width"] < 600
+    ctx = browser.new_context(viewport=dict(size), device_scale_factor=2 if phone else 1,
+                              is_mobile=phone, has_touch=phone)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(url + "/table")
+    page.fill("#pin", PIN)
+    page.click("#login-form button")
+    page.wait_for_selector("#host:not([hidden])")
+    page.wait_for_selector("#live.on")
+    yield page
+    ctx.close()
+    assert not errors, errors
+
+
 def play(table: TableSession, turns: int, seed: int = 1, passes: bool = True) -> None:
     """Random legal turns, as the camera would report them (`passes`: a pass may be one)."""
     rng = random.Random(seed)

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from scorekeeper.simulate import players
-from tests.browsing import LAPTOP, PHONE, PIN, Served, serve_table
+from tests.browsing import LAPTOP, PHONE, Served, serve_table
+from tests.browsing import host_page as logged_in
 from tests.browsing import play as shared_play
 from tests.test_browser import demo_photo
 from web.session import TableSession
@@ -41,20 +42,8 @@ def size(request: pytest.FixtureRequest) -> dict[str, int]:
 @pytest.fixture
 def host_page(browser, served: Served, size: dict[str, int]) -> Iterator[Any]:
     """The host's page, logged in; script errors on it fail the test."""
-    phone = size["width"] < 600
-    ctx = browser.new_context(viewport=size, device_scale_factor=2 if phone else 1,
-                              is_mobile=phone, has_touch=phone)
-    page = ctx.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(served.url + "/table")
-    page.fill("#pin", PIN)
-    page.click("#login-form button")
-    page.wait_for_selector("#host:not([hidden])")
-    page.wait_for_selector("#live.on")
-    yield page
-    ctx.close()
-    assert not errors, errors
+    with logged_in(browser, served.url, size) as page:
+        yield page
 
 
 def shot(page: Any, name: str) -> None:

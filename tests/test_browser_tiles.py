@@ -20,7 +20,7 @@ import pytest
 from scorekeeper import GameState
 from scorekeeper.simulate import players
 from scorekeeper.tiles import FACES
-from tests.browsing import LAPTOP, PHONE, PIN, Served, serve_table
+from tests.browsing import LAPTOP, PHONE, Served, host_page, serve_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -48,19 +48,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 @pytest.fixture
 def page(browser, served: Served) -> Iterator[Any]:
     """The host's page at phone size, logged in; script errors on it fail the test."""
-    ctx = browser.new_context(viewport=dict(PHONE), device_scale_factor=2, is_mobile=True,
-                              has_touch=True)
-    page = ctx.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(served.url + "/table")
-    page.fill("#pin", PIN)
-    page.click("#login-form button")
-    page.wait_for_selector("#host:not([hidden])")
-    page.wait_for_selector("#live.on")
-    yield page
-    ctx.close()
-    assert not errors, errors
+    with host_page(browser, served.url, PHONE) as page:
+        yield page
 
 
 def shot(page: Any, name: str, laptop: bool = False) -> None:
