@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from .config import DEFAULT, ColourConfig
-from .pips import shows_pips
+from .pips import face_contrast, shows_pips
 from .profile import ColourRef, Profile
 
 # Built-in palette (DESIGN.md), as sRGB of typical plastic dice under neutral light.
@@ -116,6 +116,26 @@ def colours(frame: np.ndarray, boxes: Sequence[Sequence[float]], palette: Palett
             for name, p in zip(names, probs, strict=True)]
 
 
+def blank_dice(frame: np.ndarray, boxes: Sequence[Sequence[float]], unsure: Sequence[bool],
+               cfg: ColourConfig = DEFAULT.colour) -> list[bool]:
+    """Which dice are Royale's blank gray ones: among those whose face the nets are
+    `unsure` of, each with nothing pip-like in the middle of its face that the pip-relative
+    rule calls gray (a glare-washed coloured or white die stays what it is). Where no die in
+    the frame shows white pips (gray dice alone, or beside dark-pipped ones), the rule has
+    only the brightest die pixels for white, which a lone gray die's own highlights are:
+    there a flat face that is not clearly coloured is blank too."""
+    if not (cfg.blank_face and any(unsure)):
+        return [False] * len(boxes)
+    # The colour test first: it costs one pass over the frame's dice, where the face test
+    # costs as much for each die, and most unsure dice are coloured ones.
+    labs, _, measured = _relative_to_pips(frame, boxes, cfg)
+    grayish = [bool(u) and (nearest_relative(lab, False, cfg) == "gray" or (
+        not measured and math.hypot(float(lab[1]), float(lab[2])) < cfg.vivid_chroma))
+        for u, lab in zip(unsure, labs, strict=True)]
+    return [g and (c := face_contrast(frame, b)) is not None and c < cfg.blank_contrast
+            for g, b in zip(grayish, boxes, strict=True)]
+
+
 def relative_colours(frame: np.ndarray, boxes: Sequence[Sequence[float]],
                      cfg: ColourConfig = DEFAULT.colour) -> list[np.ndarray]:
     """Each die's colour in Lab relative to white pips (see RELATIVE_PALETTE)."""
@@ -138,7 +158,17 @@ def nearest_relative(lab: np.ndarray, pips: bool = False, cfg: ColourConfig = DE
 def _relative(frame: np.ndarray, boxes: Sequence[Sequence[float]],
               cfg: ColourConfig = DEFAULT.colour) -> tuple[np.ndarray, np.ndarray]:
     """Each die's pip-relative Lab colour (dice, 3) and the per-channel gain (dice, 3)
-    that maps its reference white to PIP_WHITE.
+    that maps its reference white to PIP_WHITE (`_relative_to_pips`)."""
+    labs, scale, _ = _relative_to_pips(frame, boxes, cfg)
+    return labs, scale
+
+
+def _relative_to_pips(frame: np.ndarray, boxes: Sequence[Sequence[float]],
+                      cfg: ColourConfig = DEFAULT.colour
+                      ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Each die's pip-relative Lab colour (dice, 3), the per-channel gain (dice, 3)
+    that maps its reference white to PIP_WHITE, and whether any die showed white pips to
+    measure against (else the brightest die pixels stood for white).
 
     The middle of the die (its box less a fifth each side) is split into body and pips by
     brightness (Otsu): the larger side is the body, the brighter half of the other side the
@@ -151,7 +181,7 @@ def _relative(frame: np.ndarray, boxes: Sequence[Sequence[float]],
     sides still show the paint.
     """
     if not len(boxes):
-        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32)
+        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), False
     pix = _patches(frame, boxes, cfg)
     g = cfg.sample_px
     m = round(g * (0.2 - cfg.chroma_margin) / (1 - 2 * cfg.chroma_margin))
@@ -185,7 +215,8 @@ def _relative(frame: np.ndarray, boxes: Sequence[Sequence[float]],
     vivid = _masked_median(lab, chroma >= np.percentile(chroma, 70, axis=1, keepdims=True))
     body_lab = _white_scaled_lab(body, scale)
     coloured = np.hypot(vivid[:, 1], vivid[:, 2]) > cfg.vivid_chroma
-    return np.where(coloured[:, None], vivid, body_lab).astype(np.float32), scale
+    return (np.where(coloured[:, None], vivid, body_lab).astype(np.float32), scale,
+            bool(white.any()))
 
 
 def _patches(frame: np.ndarray, boxes: Sequence[Sequence[float]], cfg: ColourConfig

@@ -327,6 +327,15 @@ class ColourConfig:
     pip_tint: float = 0.5
     blank_pips: int = 2  # a die in which the pip rule finds this many pips is no blank one...
     pip_insets: tuple[float, ...] = (0.05, 0.12)  # ...looked for in its box inset so much
+    # Royale's gray dice are blank, and the value nets, which never saw one, guess a face on
+    # them (a 5 at 0.3-0.6). A die the nets are unsure of, with nothing pip-like in the
+    # middle of its face (`pips.face_contrast` under `blank_contrast`), that the pip-relative
+    # rule calls gray, is blank: gray, without a value. Rendered blank dice stand out by 0-2
+    # (easy scenes) and 5-33 (hard: noise, glare), faces with pips by 30 and more (the photo
+    # sets' least 31); the faces of real dice under 25 are glare-washed coloured ones, which
+    # the gray test leaves alone.
+    blank_face: bool = True
+    blank_contrast: float = 25.0
     # Lab distance within which a pixel of a die with coloured pips is taken for a pip.
     pip_like: float = 20.0
 

@@ -27,6 +27,7 @@ class DieRead:
     - "angle": the frame's dice put the camera's nadir off the middle (a tilted camera)
     - "glare": a bright spot in the middle of a 2 or a 4, where a pip may hide
     - "pips": the pips counted by rule do not agree with the nets
+    - "blank": a blank face (Royale's gray dice): `value` is None, there is nothing to read
     """
 
     value: int | None

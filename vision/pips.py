@@ -1,6 +1,7 @@
 """The pips, found by rule: a second opinion on the nets' reads (`second_opinion`), the sign
-that a die read without a value is no blank one (`shows_pips`), and the top face's size that
-the Biggy check trusts (`face_side`).
+that a die read without a value is no blank one (`shows_pips`), a face with nothing pip-like
+on it (`face_contrast`: Royale's blank gray dice), and the top face's size that the Biggy
+check trusts (`face_side`).
 
 Pips are small round blobs that stand out from the face around them, lighter or darker;
 top-hat and black-hat filters find both kinds whatever the die's colour. Pips on side faces
@@ -138,6 +139,34 @@ def shows_pips(frame: np.ndarray, box: Sequence[float], least: int = ColourConfi
         if cut is not None and len(find_pips(cut[0])[0]) >= least:
             return True
     return False
+
+
+@lru_cache(maxsize=4)
+def _disc(size: int, radius: float) -> np.ndarray:
+    """A disc of `radius` (share of the side) in the middle of a square patch."""
+    return np.hypot(*(np.mgrid[0:size, 0:size] - (size - 1) / 2.0)) < radius * size
+
+
+def face_contrast(frame: np.ndarray, box: Sequence[float], inset: float = 0.05,
+                  middle: float = 0.32, crop: int = PipsConfig.crop) -> float | None:
+    """How strongly anything pip-like stands out in the middle of a die's face: the top-hat
+    and black-hat responses (lightness x 2.55) in a disc of `middle` of the patch's side,
+    at their 98th percentile; None when the box is too small to look at.
+
+    The disc lies within the top face whatever the die's turn, and every face has a pip in
+    it (the middle pip, or the corner and side pips of the others), light or dark: a face
+    with pips stands out there by 30 and more, a blank face only by its noise and shading.
+    """
+    cut = face_patch(frame, box, inset, crop=crop)
+    if cut is None:
+        return None
+    light = cut[0]
+    size = light.shape[0]
+    g8 = np.clip(light * 2.55, 0, 255).astype(np.uint8)
+    k = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size // 3 | 1, size // 3 | 1))
+    disc = _disc(size, middle)
+    return max(float(np.percentile(cv2.morphologyEx(g8, op, k)[disc], 98))
+               for op in (cv2.MORPH_TOPHAT, cv2.MORPH_BLACKHAT))
 
 
 def face_patch(frame: np.ndarray, box: Sequence[float], inset: float, ox: float = 0.0,

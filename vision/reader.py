@@ -17,7 +17,7 @@ The read is a pipeline of stages, each a module of its own, run in this order by
   certainty  each read's value, confidence and doubts (`vision.certainty`)
   leans      the context nets and a wider view asked about leans (`vision.leans`)
   pips       the pips counted by rule, a second opinion (`vision.pips`)
-  colour     each die's colour (`vision.colour`)
+  colour     each die's colour, and Royale's blank gray dice (`vision.colour`)
   refine     the boxes brought to their dice, checked there (`vision.refine`)
   floor      what lies off the calibrated tray floor dropped
   size       the Biggy flags (`vision.size`)
@@ -44,6 +44,7 @@ from .colour import (
     RELATIVE_PALETTE,
     Palette,
     _relative,
+    blank_dice,
     builtin_palette,
     colours,
     nearest_relative,
@@ -204,6 +205,12 @@ class DiceReader:
                             pips=[r.value is not None for r in reads])
             for r, colour in zip(reads, names, strict=True):
                 r.colour = colour
+            unsure = [r.value is not None and r.confidence < CERTAIN for r in reads]
+            for r, blank in zip(reads, blank_dice(job.image, [r.bbox for r in reads], unsure,
+                                                  cfg.colour), strict=True):
+                if blank:  # Royale's gray dice have no face to read
+                    r.value, r.colour = None, "gray"
+                    r.doubts = ("blank",)
         with job.stage("refine"):
             reads = refine.final(job, reads, boxes, box_of, cands.die_p)
         return reads
