@@ -142,3 +142,56 @@ def test_calibration_learns_the_black_dice_and_the_profile_names_them(tmp_path) 
     img, labels = _scene(["black", "black", "red", "blue", "white"], 2)
     for lab, read in _matched(labels, reader.read(img)):
         assert read.colour == lab["colour"] and read.value == lab["value"], read
+
+
+def test_where_the_game_has_gray_dice_a_pale_flat_face_is_blank_too() -> None:
+    """Under the hard scenes' warm lamps and glare a gray die comes out as light as white:
+    `colour.blank_pale` (the session's setting for a game with gray dice) reads it blank,
+    while the white dice beside it keep their pips and faces."""
+    from vision.config import ReaderConfig
+
+    pale = DiceReader(config=ReaderConfig().with_values(colour__blank_pale=True),
+                      nets=READER.nets)
+    plain = gray = others = 0
+    for colours in (["gray"] * 4 + ["red", "black"], ["gray"] * 3 + ["white"] * 2):
+        for seed in range(8):
+            img, labels = _scene(colours, seed, "hard")
+            for (lab, read), (_, read_plain) in zip(_matched(labels, pale.read(img)),
+                                                    _matched(labels, READER.read(img)),
+                                                    strict=True):
+                if lab["colour"] == "gray":
+                    assert read.value is None or read.confidence < CERTAIN, (seed, read)
+                    gray += (read.colour, read.value) == ("gray", None)
+                    plain += (read_plain.colour, read_plain.value) == ("gray", None)
+                else:
+                    assert (read.colour, read.value) == (lab["colour"], lab["value"]), read
+                    others += 1
+    assert others == 32
+    assert gray >= 40 and gray >= plain + 15  # of 56 gray dice
+
+
+def test_the_table_reads_pale_gray_dice_blank_in_a_royale_game_only(tmp_path) -> None:
+    """The session gives its reader the fact the game holds: Royale's box has gray dice, the
+    classic game's has none (a flat pale die there is a white die whose pips glare hides)."""
+    from scorekeeper import GameConfig
+    from scorekeeper.simulate import players
+    from scorekeeper.store import GameStore
+    from web.session import TableSession
+
+    img, labels = _scene(["gray"] * 4 + ["red", "black"], 6, "hard")
+
+    def blanks(table: TableSession) -> int:
+        return sum((r.colour, r.value) == ("gray", None) for lab, r in
+                   _matched(labels, table.reader.read(img)) if lab["colour"] == "gray")
+
+    store = GameStore(tmp_path)
+    try:
+        table = TableSession(store, tmp_path, "demo", edition="classic", players=players(3),
+                             seed=1, realtime=False)
+        assert blanks(table) == 0
+        table.new_game(GameConfig("royale", tuple(players(3)), {"tiles": 3}, 5))
+        assert blanks(table) == 4
+        table.new_game(GameConfig("classic", tuple(players(3)), {}, 6))
+        assert blanks(table) == 0
+    finally:
+        store.close()

@@ -123,13 +123,17 @@ def blank_dice(frame: np.ndarray, boxes: Sequence[Sequence[float]], unsure: Sequ
     rule calls gray (a glare-washed coloured or white die stays what it is). Where no die in
     the frame shows white pips (gray dice alone, or beside dark-pipped ones), the rule has
     only the brightest die pixels for white, which a lone gray die's own highlights are:
-    there a flat face that is not clearly coloured is blank too."""
+    there a flat face that is not clearly coloured is blank too. With `cfg.blank_pale` (a
+    game whose box has gray dice) a flat face the rule calls white is blank too: under a
+    warm lamp or glare a gray die comes out as light as white, where a white die's dark pips
+    still stand out."""
     if not (cfg.blank_face and any(unsure)):
         return [False] * len(boxes)
     # The colour test first: it costs one pass over the frame's dice, where the face test
     # costs as much for each die, and most unsure dice are coloured ones.
     labs, _, measured = _relative_to_pips(frame, boxes, cfg)
-    grayish = [bool(u) and (nearest_relative(lab, False, cfg) == "gray" or (
+    neutral = ("gray", "white") if cfg.blank_pale else ("gray",)
+    grayish = [bool(u) and (nearest_relative(lab, False, cfg) in neutral or (
         not measured and math.hypot(float(lab[1]), float(lab[2])) < cfg.vivid_chroma))
         for u, lab in zip(unsure, labs, strict=True)]
     return [g and (c := face_contrast(frame, b)) is not None and c < cfg.blank_contrast

@@ -336,6 +336,10 @@ class ColourConfig:
     # the gray test leaves alone.
     blank_face: bool = True
     blank_contrast: float = 25.0
+    # Under a warm lamp or glare a gray die comes out as light as white. Where the game has
+    # gray dice (the session says so), a flat face called white is blank too; elsewhere it
+    # is a white or pale die whose pips glare or blur hides, an unsure read best kept.
+    blank_pale: bool = False
     # Lab distance within which a pixel of a die with coloured pips is taken for a pip.
     pip_like: float = 20.0
 

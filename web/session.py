@@ -42,6 +42,8 @@ from scorekeeper.simulate import players as default_players
 from scorekeeper.store import GameStore, StorageFull, StoredGame
 from scorekeeper.tiles import BLACK
 from vision import tracker as tk
+from vision.config import DEFAULT as DEFAULT_READER
+from vision.config import ReaderConfig
 from vision.demo import DemoSource
 from vision.loop import CameraLoop, LoopHooks
 from vision.motion import MotionConfig
@@ -290,6 +292,7 @@ class TableSession:
         # Called after every action taken back with (state, the action): the console log.
         self.on_undo: Callable[[GameState, Any], None] | None = None
         self.game: StoredGame = self._resume_or_new()
+        self._fit_reader()
 
     @property
     def tracker(self) -> tk.TurnTracker:
@@ -350,6 +353,7 @@ class TableSession:
         last one is dropped, and the tracker starts afresh."""
         with self.lock:
             self.game = game
+            self._fit_reader()
             self.game_ended()
             self.demo_host.script.clear()
             self.last_roll = None
@@ -391,11 +395,28 @@ class TableSession:
         if self._own_reader:
             from vision.reader import DiceReader
 
-            self.reader = DiceReader(profile, threads=self.reader_threads)
+            self.reader = DiceReader(profile, self._reader_config(), self.reader_threads)
         self.pace.reset()  # the next frame is read under the new profile
         source = getattr(self, "source", None)
         if source is not None:
             self._apply_camera(source)
+
+    def _reader_config(self) -> ReaderConfig:
+        """How the reader reads for this game: where its box has Royale's blank gray dice, a
+        flat pale face is taken for one of them (`ColourConfig.blank_pale`)."""
+        game = getattr(self, "game", None)
+        gray = game is not None and "gray" in game.state.edition.reserved_colours()
+        return DEFAULT_READER.with_values(colour__blank_pale=gray)
+
+    def _fit_reader(self) -> None:
+        """Remake the session's own reader when the game asks for another config (its nets
+        kept: they are the same files)."""
+        config = self._reader_config()
+        if self._own_reader and self.reader is not None and self.reader.config != config:
+            from vision.reader import DiceReader
+
+            self.reader = DiceReader(self.profile, config, self.reader_threads,
+                                     nets=self.reader.nets)
 
     def _apply_camera(self, source: Source) -> None:
         controls = (self.profile.camera.get("controls") if self.profile else None) or {}
@@ -791,6 +812,7 @@ class TableSession:
             self._pause(self.demo_options.next_game_after, idle=True)
             with self.lock:
                 self.game = self._next_demo_game(self.game.state.config.seed + 1)
+                self._fit_reader()
                 self.auto_deal = self._demo_auto_deal
                 self.pending.clear()
                 self._held = None
