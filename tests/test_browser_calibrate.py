@@ -213,12 +213,24 @@ def test_calibration_asks_for_the_colours_of_the_game_at_the_table(demo_table, b
             table.new_game(GameConfig("royale", (("ann", "blue"), ("bo", "green")), {}, 3, 0))
         page.wait_for_function("() => [...document.querySelectorAll('.cal-chip.sel')]"
                                ".map((c) => c.dataset.c).join() === 'blue,green,white'")
+        # With its tiles, the two black extra dice too, said to be no player's.
+        with table.lock:
+            table.new_game(GameConfig("royale", (("ann", "blue"), ("bo", "green")),
+                                      {"tiles": 3}, 3, 0))
+        page.wait_for_function("() => [...document.querySelectorAll('.cal-chip.sel')]"
+                               ".map((c) => c.dataset.c).join() === 'blue,green,white,black'")
+        note = page.inner_text("#setup-note")
+        assert "neutral white dice count as a colour" in note
+        assert "Black is the colour of the two black extra dice the tiles throw" in note
+        assert "no player's dice" in note
+        page.screenshot(path=str(SHOTS / f"calibrate-tiles-{size['width']}.png"), full_page=True)
         # Once the host has chosen, a change of game leaves their choice alone.
         page.click(".cal-chip[data-c=green]")
         with table.lock:
             table.new_game(GameConfig("classic", (("ann", "red"), ("bo", "pink")), {}, 3, 0))
         page.wait_for_function("() => document.querySelector('.cal-chip').dataset.c === 'red'")
-        assert [c.get_attribute("data-c") for c in chosen.all()] == ["blue", "white"]
+        kept = {c.get_attribute("data-c"): c.inner_text() for c in chosen.all()}
+        assert kept == {"blue": "blue\n1", "white": "white\n2", "black": "black\n3"}
     finally:
         with table.lock:
             table.new_game(keep)

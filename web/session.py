@@ -452,8 +452,14 @@ class TableSession:
         with self._cal_lock:
             cal = self.calibrator
             status = cal.status() if cal is not None else {"step": "idle"}
-        return {**status, **self.calibration_summary(),
-                "default_colours": game_colours(self.game.state)}
+        state = self.game.state
+        colours = game_colours(state)
+        owned = {p.colour for p in state.players}
+        return {**status, **self.calibration_summary(), "default_colours": colours,
+                # Whose dice a colour no player owns is (the neutral white, the tiles' black):
+                # the page says so, since those sets are dropped like a player's.
+                "colour_notes": {c: state.edition.reserved_for(c) for c in colours
+                                 if c not in owned}}
 
     def start_calibration(self, colours: list[str] | None = None) -> dict[str, Any]:
         """Begin (or begin again): the frame loop feeds the guide instead of the tracker."""

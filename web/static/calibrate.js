@@ -104,22 +104,22 @@
     return say ? say(v, r) : fmt(v);
   }
 
-  /** The dice colours of the game at the table, in seat order, then the neutral white when
-      this game uses neutral dice (Royale always, Classic with its variant): only those are
-      asked for, since a colour learned for no die only makes the others easier to confuse. */
-  function gameColours(s) {
-    const out = [];
-    for (const p of s.players || []) if (!out.includes(p.colour)) out.push(p.colour);
-    const opts = s.options || {};
-    const neutral = s.edition === "royale" || opts.neutral_dice === true ||
-      (s.players || []).some((p) => p.hand && p.hand.white);
-    if (neutral && !out.includes("white")) out.push("white");
-    return out;
-  }
-  function usesWhite() { return !!game && gameColours(game).includes("white"); }
+  /** The dice colours of the game at the table, as the table gives them (`default_colours`):
+      the players' in seat order, then the neutral white if this game plays neutral dice, then
+      the black dice Royale's tiles throw. Only those are asked for, since a colour learned for
+      no die only makes the others easier to confuse. */
+  function gameColours() { return (S && S.default_colours) || []; }
+  const gameKey = (s) => JSON.stringify([s.edition, s.options, (s.players || []).map((p) => p.colour)]);
   function pickDefaults() {
-    if (touched || !game) return;
-    chosen = gameColours(game);
+    if (touched || !S || !S.default_colours) return;
+    chosen = [...S.default_colours];
+  }
+  /** What the setup says of the sets no player owns, in the table's words. */
+  function extraSets() {
+    const notes = (S && S.colour_notes) || {};
+    const say = { white: "The neutral white dice count as a colour too." };
+    return gameColours().filter((c) => notes[c]).map((c) => say[c] ||
+      `${c[0].toUpperCase()}${c.slice(1)} is ${notes[c]}: no player's dice, but a set of its own to drop.`).join(" ");
   }
 
   const ordinal = (n) => ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"][n - 1] || `number ${n}`;
@@ -165,10 +165,9 @@
     const ready = chosen !== null;
     $("#setup-note").textContent = !ready ? "Reading the game at the table…" :
       "Tap the colours of the dice at this table, in the order the sets will be dropped in. " +
-      (usesWhite() ? "The neutral white dice count as a colour too."
-        : "This game plays without the neutral white dice, so they are not asked for.");
+      (extraSets() || "This game plays without the neutral white dice, so they are not asked for.");
     const mine = chosen || [];
-    const first = game ? gameColours(game) : [];
+    const first = gameColours();
     const all = [...first, ...COLOURS.filter((c) => !first.includes(c))];
     $("#chips").innerHTML = all.map((c) => {
       const i = mine.indexOf(c);
@@ -218,8 +217,8 @@
   }
   VT.keepAwake();
   VT.live(() => "/api/events", (s) => {  // the game's colours, the connection dot, the banner
-    const was = game ? gameColours(game).join() : null;
+    const was = game ? gameKey(game) : null;
     game = s;
-    if (S && gameColours(s).join() !== was) render(S);
+    if (gameKey(s) !== was) poll();  // another game: the table's colours for it
   });
 })();
