@@ -67,7 +67,7 @@ def die_samples(reader: DiceReader, image: np.ndarray, labels: list[dict],
     if not pairs:
         return [], []
     boxes = [preds[p]["bbox"] for p, _ in pairs]
-    labs, gains = _relative(image, boxes)
+    labs, gains, _ = _relative(image, boxes)
     crops, ys = [], []
     for (_, q), box, gain, lab in zip(pairs, boxes, gains, labs, strict=True):
         for k in range(copies):

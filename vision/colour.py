@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -87,17 +87,27 @@ class Palette:
                    bool(profile and profile.colours), bool(profile and profile.white_balance))
 
 
+class Relative(NamedTuple):
+    """The frame's dice measured against white pips (`_relative`), one row per die."""
+
+    labs: np.ndarray  # pip-relative Lab (dice, 3)
+    scale: np.ndarray  # the gain (dice, 3) that maps each die's reference white to PIP_WHITE
+    measured: bool  # some die showed white pips (else the brightest die pixels stood in)
+
+
 def colours(frame: np.ndarray, boxes: Sequence[Sequence[float]], palette: Palette,
             colour_net: Any, cfg: ColourConfig = DEFAULT.colour,
-            pips: Sequence[bool] | None = None) -> list[str]:
+            pips: Sequence[bool] | None = None, relative: Relative | None = None
+            ) -> list[str]:
     """Name each die's colour: against the profile's colours when it has them (measured
     under its white balance), else against its white pips (`RELATIVE_PALETTE`), which needs
-    no balance. `pips` says which dice were read with a value (see `nearest_relative`)."""
+    no balance. `pips` says which dice were read with a value (see `nearest_relative`);
+    `relative` is `_relative` of these boxes when the caller has it already."""
     if palette.measured:
         gains = _balance(frame, boxes, palette)
         return [_box_colour(frame, b, gains, palette)[0] for b in boxes]
     shown = pips if pips is not None else [False] * len(boxes)
-    labs, scale = _relative(frame, boxes, cfg)
+    labs, scale, _ = relative if relative is not None else _relative(frame, boxes, cfg)
     names = [nearest_relative(lab, p, cfg) for lab, p in zip(labs, shown, strict=True)]
     # A die read without a value may still show its pips: a cocked or smeared white die in
     # shade comes out as gray, which only Royale's blank dice are.
@@ -117,7 +127,8 @@ def colours(frame: np.ndarray, boxes: Sequence[Sequence[float]], palette: Palett
 
 
 def blank_dice(frame: np.ndarray, boxes: Sequence[Sequence[float]], unsure: Sequence[bool],
-               cfg: ColourConfig = DEFAULT.colour) -> list[bool]:
+               cfg: ColourConfig = DEFAULT.colour, relative: Relative | None = None
+               ) -> list[bool]:
     """Which dice are Royale's blank gray ones: among those whose face the nets are
     `unsure` of, each with nothing pip-like in the middle of its face that the pip-relative
     rule calls gray (a glare-washed coloured or white die stays what it is). Where no die in
@@ -126,12 +137,12 @@ def blank_dice(frame: np.ndarray, boxes: Sequence[Sequence[float]], unsure: Sequ
     there a flat face that is not clearly coloured is blank too. With `cfg.blank_pale` (a
     game whose box has gray dice) a flat face the rule calls white is blank too: under a
     warm lamp or glare a gray die comes out as light as white, where a white die's dark pips
-    still stand out."""
+    still stand out. `relative` is `_relative` of these boxes when the caller has it."""
     if not (cfg.blank_face and any(unsure)):
         return [False] * len(boxes)
     # The colour test first: it costs one pass over the frame's dice, where the face test
     # costs as much for each die, and most unsure dice are coloured ones.
-    labs, _, measured = _relative_to_pips(frame, boxes, cfg)
+    labs, _, measured = relative if relative is not None else _relative(frame, boxes, cfg)
     neutral = ("gray", "white") if cfg.blank_pale else ("gray",)
     grayish = [bool(u) and (nearest_relative(lab, False, cfg) in neutral or (
         not measured and math.hypot(float(lab[1]), float(lab[2])) < cfg.vivid_chroma))
@@ -160,16 +171,7 @@ def nearest_relative(lab: np.ndarray, pips: bool = False, cfg: ColourConfig = DE
 
 
 def _relative(frame: np.ndarray, boxes: Sequence[Sequence[float]],
-              cfg: ColourConfig = DEFAULT.colour) -> tuple[np.ndarray, np.ndarray]:
-    """Each die's pip-relative Lab colour (dice, 3) and the per-channel gain (dice, 3)
-    that maps its reference white to PIP_WHITE (`_relative_to_pips`)."""
-    labs, scale, _ = _relative_to_pips(frame, boxes, cfg)
-    return labs, scale
-
-
-def _relative_to_pips(frame: np.ndarray, boxes: Sequence[Sequence[float]],
-                      cfg: ColourConfig = DEFAULT.colour
-                      ) -> tuple[np.ndarray, np.ndarray, bool]:
+              cfg: ColourConfig = DEFAULT.colour) -> Relative:
     """Each die's pip-relative Lab colour (dice, 3), the per-channel gain (dice, 3)
     that maps its reference white to PIP_WHITE, and whether any die showed white pips to
     measure against (else the brightest die pixels stood for white).
@@ -185,7 +187,7 @@ def _relative_to_pips(frame: np.ndarray, boxes: Sequence[Sequence[float]],
     sides still show the paint.
     """
     if not len(boxes):
-        return np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), False
+        return Relative(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), False)
     pix = _patches(frame, boxes, cfg)
     g = cfg.sample_px
     m = round(g * (0.2 - cfg.chroma_margin) / (1 - 2 * cfg.chroma_margin))
@@ -219,8 +221,8 @@ def _relative_to_pips(frame: np.ndarray, boxes: Sequence[Sequence[float]],
     vivid = _masked_median(lab, chroma >= np.percentile(chroma, 70, axis=1, keepdims=True))
     body_lab = _white_scaled_lab(body, scale)
     coloured = np.hypot(vivid[:, 1], vivid[:, 2]) > cfg.vivid_chroma
-    return (np.where(coloured[:, None], vivid, body_lab).astype(np.float32), scale,
-            bool(white.any()))
+    return Relative(np.where(coloured[:, None], vivid, body_lab).astype(np.float32), scale,
+                    bool(white.any()))
 
 
 def _patches(frame: np.ndarray, boxes: Sequence[Sequence[float]], cfg: ColourConfig

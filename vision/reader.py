@@ -201,13 +201,16 @@ class DiceReader:
                             add_doubt(r, why)
         with job.stage("colour"):
             net = job.nets.colour if cfg.colour.net else None
-            names = colours(job.image, [r.bbox for r in reads], self.palette, net, cfg.colour,
-                            pips=[r.value is not None for r in reads])
+            bboxes = [r.bbox for r in reads]
+            # Measured against the pips once, for the names and the blank dice both.
+            rel = None if self.palette.measured else _relative(job.image, bboxes, cfg.colour)
+            names = colours(job.image, bboxes, self.palette, net, cfg.colour,
+                            pips=[r.value is not None for r in reads], relative=rel)
             for r, colour in zip(reads, names, strict=True):
                 r.colour = colour
             unsure = [r.value is not None and r.confidence < CERTAIN for r in reads]
-            for r, blank in zip(reads, blank_dice(job.image, [r.bbox for r in reads], unsure,
-                                                  cfg.colour), strict=True):
+            for r, blank in zip(reads, blank_dice(job.image, bboxes, unsure, cfg.colour, rel),
+                                strict=True):
                 if blank:  # Royale's gray dice have no face to read
                     r.value, r.colour = None, "gray"
                     r.doubts = ("blank",)

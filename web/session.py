@@ -392,10 +392,7 @@ class TableSession:
         """
         self.profile, self.profile_name, self.profile_error = profile, name, error
         self._checked_size: tuple[int, int] | None = None
-        if self._own_reader:
-            from vision.reader import DiceReader
-
-            self.reader = DiceReader(profile, self._reader_config(), self.reader_threads)
+        self._fit_reader(fresh=True)
         self.pace.reset()  # the next frame is read under the new profile
         source = getattr(self, "source", None)
         if source is not None:
@@ -408,15 +405,18 @@ class TableSession:
         gray = game is not None and "gray" in game.state.edition.reserved_colours()
         return DEFAULT_READER.with_values(colour__blank_pale=gray)
 
-    def _fit_reader(self) -> None:
-        """Remake the session's own reader when the game asks for another config (its nets
-        kept: they are the same files)."""
+    def _fit_reader(self, fresh: bool = False) -> None:
+        """Make the session's own reader for its profile and game: anew when `fresh` (another
+        profile), else only when the game asks for another config. Loaded nets are kept:
+        they are the same files."""
+        if not self._own_reader:
+            return
         config = self._reader_config()
-        if self._own_reader and self.reader is not None and self.reader.config != config:
+        if fresh or self.reader is None or self.reader.config != config:
             from vision.reader import DiceReader
 
-            self.reader = DiceReader(self.profile, config, self.reader_threads,
-                                     nets=self.reader.nets)
+            nets = self.reader.nets if self.reader is not None else None
+            self.reader = DiceReader(self.profile, config, self.reader_threads, nets=nets)
 
     def _apply_camera(self, source: Source) -> None:
         controls = (self.profile.camera.get("controls") if self.profile else None) or {}
